@@ -1,0 +1,94 @@
+"""The normalised data model every stage shares: parsers produce it, the store keeps it, search returns it.
+
+Timestamps are ISO 8601 strings in UTC (``2026-01-31T12:00:00Z``-style) or ``None`` when the log has none or
+an unparseable one; parsers normalise them (see ``wwt.parsers.common.iso_timestamp``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PLATFORMS = ("claude-code", "gemini-cli", "codex-cli")
+
+ROLES = ("user", "assistant")
+KINDS = ("text", "tool_call", "tool_result", "thinking")
+
+# Message flags (a message may carry several).
+FLAG_SIDECHAIN = "sidechain"  # Claude isSidechain / inline subagent exchange
+FLAG_SUBAGENT = "subagent"  # message comes from a subagent transcript
+FLAG_COMPACTION_SUMMARY = "compaction_summary"  # summary written by the agent when compacting; not user text
+FLAG_INTERRUPTED = "interrupted"  # turn interrupted by the user
+FLAG_QUEUED = "queued"  # user input typed while the agent was busy (queued_command)
+FLAG_ERROR = "error"  # a tool result that reports an error
+
+
+@dataclass
+class Message:
+    """One kept message. ``native_id`` is stable across re-reads of the same log (uuid, message id, or a
+    synthesised ``"<line-offset>"``-based id when the agent wrote none)."""
+
+    native_id: str
+    role: str  # "user" | "assistant"
+    kind: str  # "text" | "tool_call" | "tool_result" | "thinking"
+    text: str
+    timestamp: str | None = None
+    tool_name: str | None = None
+    parent_id: str | None = None  # native id of the message this one follows, when the log says so
+    flags: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass
+class Session:
+    """One conversation as read from one source file (a subagent transcript is its own Session whose
+    ``parent_session_id`` names the conversation it belongs to)."""
+
+    session_id: str
+    platform: str  # one of PLATFORMS
+    source_path: str
+    project: str | None = None  # human name, e.g. the basename of the project root
+    project_path: str | None = None  # absolute project root when known
+    cwd: str | None = None
+    git_branch: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    title: str | None = None
+    parent_session_id: str | None = None
+    messages: list[Message] = field(default_factory=list)
+
+
+@dataclass
+class ParseReport:
+    """What a parser saw in one file, for the CLI's per-file report. Parsers never raise: they count here."""
+
+    path: str
+    platform: str | None = None
+    lines: int = 0
+    bad_lines: int = 0  # malformed JSON, invalid UTF-8, truncated lines
+    unknown_records: int = 0  # well-formed records of a type we do not know (skipped silently)
+    skipped_messages: int = 0  # injected/noise messages left out on purpose
+    redactions: int = 0
+    end_offset: int = 0  # byte offset just after the last complete line consumed (resume point)
+    requires_full_reparse: bool = False  # appended data rewrites history ($rewindTo, rewind): reparse whole file
+    notes: list[str] = field(default_factory=list)  # short human-readable notes, bounded
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < 20:
+            self.notes.append(text)
+
+
+@dataclass
+class Filters:
+    """Search scope. ``None`` means unrestricted. Times are ISO 8601 UTC strings."""
+
+    project: str | None = None
+    platform: str | None = None
+    git_branch: str | None = None
+    cwd: str | None = None
+    since: str | None = None
+    until: str | None = None
+    exclude_session_id: str | None = None
+
+    def is_empty(self) -> bool:
+        return not any(
+            (self.project, self.platform, self.git_branch, self.cwd, self.since, self.until)
+        )
