@@ -1,5 +1,329 @@
-"""Placeholder until the CLI lands."""
+"""``wwt`` — the command line. A thin shell over ``wwt.service.Memory``: parsing options, asking before
+deleting, printing. Heavy modules (onnxruntime, tantivy, kiwipiepy, hnswlib) are imported only inside the
+commands that need them, so ``wwt --help`` and ``wwt --version`` start instantly.
+
+Every user error is ONE line on stderr and a non-zero exit (``WwtError``); an unexpected failure is one line
+plus a hint to rerun with ``WWT_DEBUG=1`` for the traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from datetime import datetime, time, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+
+from wwt import __version__
+from wwt.errors import UsageError, WwtError
+from wwt.models import PLATFORMS
+
+if TYPE_CHECKING:
+    from wwt.service import Memory
+
+app = typer.Typer(
+    name="wwt",
+    help="그때 그거 뭐였지? — search your AI coding agent conversations (Claude Code, Gemini CLI, Codex CLI).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
 
 
-def main() -> None:  # pragma: no cover
-    raise SystemExit("wwt: CLI not built yet")
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"wwt {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """그때 그거 뭐였지? — local, private search over your AI coding agent conversations."""
+
+
+# ---------------------------------------------------------------------------------------------- date parsing
+
+_RELATIVE = re.compile(r"^(\d+)\s*(m|min|h|d|w|mo|y)$")
+_UNIT = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_when(value: str, end_of_day: bool = False, now: datetime | None = None) -> str:
+    """``--since/--until`` value → ISO 8601 UTC. Accepts ISO dates/times (local time unless they carry a zone),
+    ``today``, ``yesterday``, and ``<n>m|h|d|w|mo|y`` ago (``30m``, ``7d``, ``2w``, ``3mo``, ``1y``). A bare date
+    used as an upper bound means the end of that day, so ``--until 2026-01-31`` includes the 31st."""
+    now = (now or datetime.now()).astimezone()
+    text = value.strip().lower()
+    moment: datetime
+    if text in ("today", "yesterday"):
+        day = now.date() - timedelta(days=1 if text == "yesterday" else 0)
+        moment = datetime.combine(day, time.max if end_of_day else time.min).astimezone()
+    elif match := _RELATIVE.match(text):
+        amount, unit = int(match.group(1)), match.group(2)
+        if unit == "mo":
+            moment = now - timedelta(days=30 * amount)
+        elif unit == "y":
+            moment = now - timedelta(days=365 * amount)
+        else:
+            moment = now - timedelta(**{_UNIT[unit]: amount})
+    else:
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(
+                f"bad date {value!r}: use YYYY-MM-DD, an ISO time, today, yesterday, or 30m/12h/7d/2w/3mo/1y"
+            ) from None
+        if len(value.strip()) == 10 and end_of_day:  # a bare date as upper bound: the whole day
+            moment = datetime.combine(moment.date(), time.max)
+        if moment.tzinfo is None:
+            moment = moment.astimezone()
+    return moment.astimezone().astimezone(tz=_utc()).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _utc() -> Any:
+    from datetime import timezone
+
+    return timezone.utc
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def _memory() -> Memory:
+    from wwt.service import Memory
+
+    return Memory.open()
+
+
+def _confirm(question: str, yes: bool) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError("refusing to delete without confirmation: rerun with --yes")
+    if not typer.confirm(question, default=False):
+        raise typer.Exit(1)
+
+
+# ---------------------------------------------------------------------------------------------- commands
+
+
+@app.command()
+def ingest(
+    paths: list[Path] = typer.Argument(
+        None, help="Log files or folders (any depth). None = every agent's default log locations."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Per-file notes."),
+) -> None:
+    """Archive and index agent conversation logs (incremental: unchanged files are skipped)."""
+    from wwt.present import render_ingest_summary, rich_progress
+
+    memory = _memory()
+    with rich_progress(err_console) as progress:
+        summary = memory.ingest(list(paths) if paths else None, progress=progress)
+    render_ingest_summary(console, summary, verbose=verbose)
+
+
+@app.command()
+def search(
+    query: list[str] = typer.Argument(..., help="What you are looking for (Korean, English, identifiers…)."),
+    all_projects: bool = typer.Option(False, "--all", "-a", help="Search every project."),
+    project: str = typer.Option(None, "--project", "-p", help="Search this project (name or path)."),
+    source: str = typer.Option(None, "--source", "-s", help="Only this agent: " + "|".join(PLATFORMS)),
+    branch: str = typer.Option(None, "--branch", "-b", help="Only sessions on this git branch."),
+    since: str = typer.Option(None, "--since", help="From: YYYY-MM-DD, ISO time, yesterday, 7d, 2w…"),
+    until: str = typer.Option(None, "--until", help="Until (inclusive): same forms as --since."),
+    limit: int = typer.Option(10, "--limit", "-n", help="How many sessions to show."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output (see docs/cli.md)."),
+) -> None:
+    """Search past conversations. Default scope: the current project (git root or folder name)."""
+    import json
+
+    from wwt.models import Filters
+    from wwt.present import hits_to_json, render_hits
+    from wwt.project import current_project
+    from wwt.search import query_terms
+
+    text = " ".join(query).strip()
+    if all_projects and project:
+        raise UsageError("use either --all or --project, not both")
+    if source and source not in PLATFORMS:
+        raise UsageError(f"unknown --source {source!r}: use one of {', '.join(PLATFORMS)}")
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+    filters = Filters(
+        platform=source,
+        git_branch=branch,
+        since=parse_when(since) if since else None,
+        until=parse_when(until, end_of_day=True) if until else None,
+    )
+    memory = _memory()
+    if project:
+        filters.project = project
+        scope = f"project {project}"
+    elif all_projects:
+        scope = "all projects"
+    else:
+        here = current_project()
+        if here is None or not memory.has_project(here):
+            raise WwtError(
+                f"no sessions for project {here!r} (from the current folder); searched nothing — "
+                "use --all to search every project, or --project NAME"
+            )
+        filters.project = here
+        scope = f"project {here}"
+    outcome = memory.search_outcome(text, filters, limit)
+    if as_json:
+        sys.stdout.write(json.dumps(hits_to_json(text, outcome, filters, scope), ensure_ascii=False, indent=2))
+        sys.stdout.write("\n")
+        return
+    render_hits(console, text, outcome, scope, terms=query_terms(text))
+
+
+@app.command()
+def show(
+    session: str = typer.Argument(..., help="Session id (or a unique prefix of at least 4 characters)."),
+    around: str = typer.Option(None, "--around", help="Centre the page on this chunk id (from search)."),
+    start: int = typer.Option(0, "--start", help="First message position."),
+    limit: int = typer.Option(40, "--limit", "-n", help="Messages per page."),
+    full: bool = typer.Option(False, "--full", help="Do not shorten long messages."),
+) -> None:
+    """Print an archived conversation, a page at a time."""
+    from wwt.present import render_session
+
+    if limit < 1 or start < 0:
+        raise UsageError("--start must be ≥ 0 and --limit ≥ 1")
+    memory = _memory()
+    target = memory.resolve_session(session).session_id
+    if around:
+        where = memory.chunk_position(target, around)
+        if where is None:
+            raise UsageError(f"no chunk {around!r} in session {target}")
+        target, first_seq = where
+        start = max(0, first_seq - limit // 4)
+    view = memory.get_session(target, start=start, end=start + limit)
+    render_session(console, view, full=full)
+    total = view.total or 0
+    shown_to = start + sum(1 for m in view.messages if m.session_id == view.session.session_id)
+    if shown_to < total:
+        console.print(
+            f"[dim]messages {start}–{shown_to - 1} of {total}; next page: "
+            f"wwt show {view.session.session_id} --start {shown_to} --limit {limit}[/]"
+        )
+
+
+@app.command()
+def status() -> None:
+    """What is archived: counts, sizes, model, last ingest."""
+    from wwt.model_source import describe_model
+    from wwt.present import render_status
+
+    info = _memory().status()
+    render_status(console, info, describe_model())
+
+
+@app.command()
+def model() -> None:
+    """Which embedding model is used, where it lives, and whether its checksums hold."""
+    from wwt.model_source import describe_model
+    from wwt.present import render_model
+
+    render_model(console, describe_model())
+
+
+@app.command()
+def reindex() -> None:
+    """Rebuild the search indexes from the archive (no re-embedding)."""
+    _memory().reindex()
+    console.print("indexes rebuilt from the archive")
+
+
+@app.command()
+def reset(yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask.")) -> None:
+    """Delete everything wwt archived and indexed (keeps the downloaded model and agent settings)."""
+    from wwt.present import human_bytes
+
+    memory = _memory()
+    plan = memory.reset_plan()
+    if not plan.delete:
+        console.print(f"nothing to delete in {memory.home}")
+        return
+    console.print("this deletes:")
+    for path, size in plan.delete:
+        console.print(f"  {path}  ({human_bytes(size)})")
+    for path in plan.keep:
+        console.print(f"[dim]keeps: {path}[/]")
+    console.print(
+        "[yellow]conversations whose agent logs are already gone (e.g. Claude Code deletes them after 30 "
+        "days) cannot be recovered[/]"
+    )
+    _confirm("delete?", yes)
+    memory.reset()
+    console.print("deleted")
+
+
+@app.command()
+def forget(
+    session: str = typer.Argument(None, help="Session id (or unique prefix) to forget."),
+    project: str = typer.Option(None, "--project", "-p", help="Forget every session of this project."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask."),
+) -> None:
+    """Remove one session or one project from the archive and the indexes."""
+    if (session is None) == (project is None):
+        raise UsageError("give a session id or --project NAME (one of them)")
+    memory = _memory()
+    doomed = memory.forget_plan(session_id=session, project=project)
+    what = f"project {project!r}" if project else f"session {doomed[0]}"
+    console.print(f"this removes {what}: {len(doomed)} session(s) including subagents")
+    _confirm("forget?", yes)
+    removed = memory.forget(session_id=session, project=project)
+    console.print(f"forgot {removed} session(s)")
+
+
+# ---------------------------------------------------------------------------------------------- integrations
+
+try:
+    from wwt.cli_integrations import register as _register_integrations
+except ImportError as _exc:  # TODO(lead): drop the guard once wwt/cli_integrations.py has landed
+    if _exc.name != "wwt.cli_integrations":
+        raise
+else:
+    _register_integrations(app)
+
+
+# ---------------------------------------------------------------------------------------------- entry point
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console script. Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted."""
+    debug = bool(os.environ.get("WWT_DEBUG"))
+    try:
+        # standalone: typer/click print usage errors themselves (exit 2) and turn returns into exits
+        app(args=argv, prog_name="wwt")
+    except WwtError as exc:
+        if debug:
+            raise
+        _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
+        if debug:
+            raise
+        _fail(f"unexpected error: {type(exc).__name__}: {exc} (rerun with WWT_DEBUG=1 for the traceback)", 1)
+
+
+def _fail(message: str, code: int) -> None:
+    """One unwrapped line on stderr, then exit."""
+    sys.stderr.write(f"wwt: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+    sys.exit(code)

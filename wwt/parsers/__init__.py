@@ -1,7 +1,140 @@
-"""Parser registry. One line per platform."""
+"""Parser registry: which parser reads a file, where the agents keep their logs, and the one never-raising
+entry point ``parse_file`` that also redacts secrets before anything is stored.
+
+Adding a platform = one module + one line in ``PARSERS``.
+"""
 
 from __future__ import annotations
 
-from wwt.parsers.base import SessionParser
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
-PARSERS: list[SessionParser] = []
+from wwt.models import ParseReport, Session
+from wwt.parsers.base import SessionParser
+from wwt.parsers.claude_code import ClaudeCodeParser
+from wwt.parsers.codex_cli import CodexCliParser
+from wwt.parsers.common import read_head
+from wwt.parsers.gemini_cli import GeminiCliParser
+
+PARSERS: list[SessionParser] = [
+    ClaudeCodeParser(),
+    GeminiCliParser(),
+    CodexCliParser(),
+]
+
+# Files worth opening while walking a folder; the parsers' ``detect`` decides the rest.
+CANDIDATE_SUFFIXES = (".jsonl", ".json", ".jsonl.zst")
+_SKIP_SUFFIXES = (".meta.json",)
+
+
+def parser_for(path: Path | str) -> SessionParser | None:
+    """The parser whose ``detect`` accepts this file (location + first bytes), or None."""
+    path = Path(path)
+    head = read_head(path)
+    for parser in PARSERS:
+        try:
+            if parser.detect(path, head):
+                return parser
+        except Exception:  # a detector bug must not stop discovery
+            continue
+    return None
+
+
+def redaction_enabled() -> bool:
+    return os.environ.get("WWT_REDACT", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def parse_file(path: Path | str, start_offset: int = 0) -> tuple[list[Session], ParseReport]:
+    """Parse one log file. Never raises: problems are counted/noted in the report, and whatever was parsed
+    before an unexpected error is returned. Secrets are redacted unless ``WWT_REDACT=0``."""
+    path = Path(path)
+    report = ParseReport(path=str(path), end_offset=start_offset)
+    sessions: list[Session] = []
+    parser = parser_for(path)
+    if parser is None:
+        report.note("not a recognised agent log")
+        return sessions, report
+    report.platform = parser.platform
+    try:
+        for session in parser.parse(path, report, start_offset):
+            sessions.append(session)
+    except Exception as exc:  # parser bug: keep what we have, say so in one line
+        report.note(f"parser error: {type(exc).__name__}: {exc}"[:200])
+    if redaction_enabled():
+        _redact_sessions(sessions, report)
+    return sessions, report
+
+
+def _redact_sessions(sessions: list[Session], report: ParseReport) -> None:
+    from wwt.redact import redact
+
+    for session in sessions:
+        if session.title:
+            session.title, count = redact(session.title)
+            report.redactions += count
+        for message in session.messages:
+            message.text, count = redact(message.text)
+            report.redactions += count
+
+
+def discover(roots: Iterable[Path | str] | None = None) -> Iterator[tuple[Path, SessionParser]]:
+    """Every parseable log under ``roots`` (files or folders, any depth) or, by default, under each parser's
+    ``default_roots()``. Symlinks are followed once (loops are cut), unreadable folders are skipped, and a
+    file reachable twice is yielded once."""
+    if roots is None:
+        roots = [root for parser in PARSERS for root in parser.default_roots()]
+    seen_files: set[str] = set()
+    seen_dirs: set[tuple[int, int]] = set()
+    for root in roots:
+        for path in _walk(Path(root), seen_dirs):
+            try:
+                real = os.path.realpath(path)
+            except OSError:
+                continue
+            if real in seen_files:
+                continue
+            seen_files.add(real)
+            parser = parser_for(path)
+            if parser is not None:
+                yield path, parser
+
+
+def _is_candidate(name: str) -> bool:
+    return name.endswith(CANDIDATE_SUFFIXES) and not name.endswith(_SKIP_SUFFIXES)
+
+
+def _walk(root: Path, seen_dirs: set[tuple[int, int]]) -> Iterator[Path]:
+    try:
+        if root.is_file():
+            yield root  # an explicit file is always offered to the parsers
+            return
+        if not root.is_dir():
+            return
+    except OSError:
+        return
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            info = folder.stat()
+        except OSError:
+            continue
+        key = (info.st_dev, info.st_ino)
+        if key in seen_dirs:
+            continue  # symlink loop or a folder already walked
+        seen_dirs.add(key)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue  # unreadable folder
+        subdirs: list[Path] = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=True):
+                    subdirs.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=True) and _is_candidate(entry.name):
+                    yield Path(entry.path)
+            except OSError:
+                continue
+        stack.extend(reversed(subdirs))

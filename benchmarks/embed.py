@@ -1,0 +1,375 @@
+"""Embedding benchmark: wwt's int8 ONNX embedder vs the original stack (sentence-transformers on torch, fp32),
+same workload, same thread count, measured in one run so the ratios are fair.
+
+    /work/venv/bin/python benchmarks/embed.py                 # both stacks, appends to benchmarks/RESULTS.md
+    /work/venv/bin/python benchmarks/embed.py --no-torch      # ONNX only (no torch venv needed)
+
+Measures model+tokenizer load time, single-query latency p50/p95, passage throughput on 200-400-token
+conversation-like passages (real agent-log text from shared/fixtures mixed with Korean dev chat) at several
+batch sizes, peak RSS, and how much dynamic int8 makes a vector depend on its batch (batch N vs batch 1).
+Each stack runs in its own subprocess (clean RSS); torch runs from a private venv under benchmarks/.work/
+created on first use with ``pip install torch==2.13.0 sentence-transformers`` (never a project dependency).
+Weights for torch: ``/work/shared/tools/e5model/build --with-hf`` (``--hf-dir``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import resource
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work"
+RESULTS = HERE / "RESULTS.md"
+FIXTURES = Path(os.environ.get("WWT_FIXTURES", "/work/shared/fixtures/real"))
+DEFAULT_HF_DIR = Path.home() / ".cache" / "wwt-e5model-full" / "hf"
+TORCH_PIN = "torch==2.13.0"
+
+KOREAN_LINES = [
+    "로그인 API에서 401이 계속 나서 토큰 만료 시간을 확인해 봤는데, Redis 캐시 TTL이 300초로 잡혀 있었어요.",
+    "그래서 세션 키를 갱신할 때 EXPIRE를 다시 걸도록 수정했고, 테스트는 pytest로 돌려서 전부 통과했습니다.",
+    "이 함수는 chunk_session()에서 메시지를 묶어서 512 토큰을 넘지 않게 나눕니다.",
+    "마이그레이션 스크립트가 SQLite WAL 모드에서 잠금 충돌을 일으켜서 busy_timeout을 5000으로 올렸어요.",
+    "지난번에 얘기한 hnswlib 인덱스 파라미터 M=32, ef=200으로 바꾸니까 검색 품질이 좀 나아졌습니다.",
+    "Docker 빌드가 느려서 레이어 캐시를 살리려고 requirements.txt 복사를 먼저 하도록 Dockerfile 순서를 바꿨어요.",
+    "kiwipiepy 형태소 분석 결과에서 NNG, NNP 태그만 남기고 나머지는 버리는 게 BM25 점수에 더 좋았습니다.",
+    "에러 메시지는 'ConnectionResetError: [Errno 104] Connection reset by peer'였고 재시도 로직이 없었어요.",
+    "깃 브랜치 feature/search-fusion에서 작업 중이고, PR 올리기 전에 ruff check를 한 번 더 돌려야 해요.",
+    "한국어와 영어가 섞인 질문도 같은 벡터 공간에서 찾을 수 있어야 해서 multilingual 모델을 골랐습니다.",
+]
+
+
+def fixture_sentences(limit: int = 4000) -> list[str]:
+    """English sentences from real agent logs (message text only; long tool dumps skipped)."""
+    out: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "text" and isinstance(value, str):
+                    yield value
+                else:
+                    yield from walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from walk(value)
+
+    for path in sorted(FIXTURES.glob("*/*.jsonl")):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            for text in walk(record):
+                for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+                    sentence = sentence.strip()
+                    if 40 <= len(sentence) <= 400 and not sentence.startswith(("<", "{", "[")):
+                        out.append(sentence)
+                        if len(out) >= limit:
+                            return out
+    return out
+
+
+def build_workload(count: int, seed: int = 7) -> dict:
+    """``count`` passages of 200-400 tokens (by the model's own tokenizer) and 50 short queries."""
+    from tokenizers import Tokenizer
+
+    from wwt.model_source import resolve_model
+
+    tokenizer = Tokenizer.from_file(str(resolve_model().tokenizer_path))
+    rng = random.Random(seed)
+    english = fixture_sentences() or ["The build failed because the cache key changed after the upgrade."]
+    passages = []
+    while len(passages) < count:
+        target = rng.randint(200, 400)
+        parts: list[str] = []
+        n = 0
+        while n < target:
+            line = rng.choice(KOREAN_LINES) if rng.random() < 0.5 else rng.choice(english)
+            parts.append(line)
+            n = len(tokenizer.encode("passage: " + " ".join(parts)).ids)
+        while n > 400 and len(parts) > 1:
+            parts.pop()
+            n = len(tokenizer.encode("passage: " + " ".join(parts)).ids)
+        if 200 <= n <= 400:
+            passages.append(" ".join(parts))
+    queries = [
+        "Redis 캐시 TTL 설정",
+        "how did we fix the login 401",
+        "hnswlib 파라미터 뭐로 했지",
+        "ConnectionResetError retry",
+        "Dockerfile layer cache order",
+        "kiwi 형태소 태그 필터",
+        "SQLite busy_timeout",
+        "ruff check before PR",
+        "multilingual 모델 선택 이유",
+        "pytest 통과 여부",
+    ] * 5
+    tokens = [len(tokenizer.encode("passage: " + p).ids) for p in passages]
+    return {"passages": passages, "queries": queries, "passage_tokens": tokens}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker_onnx(workload: dict, batch_sizes: list[int], threads: int, out_dir: Path) -> dict:
+    import numpy as np
+
+    t0 = time.perf_counter()
+    from wwt.embedder import load_embedder
+
+    t1 = time.perf_counter()
+    embedder = load_embedder(threads=threads)
+    t2 = time.perf_counter()
+    rss_loaded = peak_rss_mb()
+    embedder.embed_queries(["warm up"])
+    latencies = []
+    for q in workload["queries"]:
+        s = time.perf_counter()
+        embedder.embed_queries([q])
+        latencies.append((time.perf_counter() - s) * 1000)
+    passages = workload["passages"]
+    throughput = {}
+    vectors = {}
+    for bs in batch_sizes:
+        s = time.perf_counter()
+        vectors[bs] = embedder.embed_passages(passages, batch_size=bs)
+        throughput[bs] = len(passages) / (time.perf_counter() - s)
+    np.save(out_dir / "onnx_passages.npy", vectors[batch_sizes[0]])
+    base = vectors[1] if 1 in vectors else vectors[batch_sizes[0]]
+    batch_effect = {
+        bs: {"min": float((v * base).sum(1).min()), "mean": float((v * base).sum(1).mean())}
+        for bs, v in vectors.items()
+        if v is not base
+    }
+    return {
+        "stack": "wwt int8 ONNX",
+        "threads": threads,
+        "import_s": t1 - t0,
+        "load_s": t2 - t1,
+        "query_p50_ms": percentile(latencies, 50),
+        "query_p95_ms": percentile(latencies, 95),
+        "passages_per_s": throughput,
+        "batch_vs_single_cosine": batch_effect,
+        "rss_after_load_mb": rss_loaded,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def worker_torch(workload: dict, batch_sizes: list[int], threads: int, out_dir: Path, hf_dir: str) -> dict:
+    t0 = time.perf_counter()
+    import numpy as np
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
+    t1 = time.perf_counter()
+    model = SentenceTransformer(hf_dir, device="cpu")
+    t2 = time.perf_counter()
+    rss_loaded = peak_rss_mb()
+
+    def encode(texts, bs):
+        return model.encode(texts, batch_size=bs, normalize_embeddings=True, show_progress_bar=False)
+
+    encode(["query: warm up"], 1)
+    latencies = []
+    for q in workload["queries"]:
+        s = time.perf_counter()
+        encode(["query: " + q], 1)
+        latencies.append((time.perf_counter() - s) * 1000)
+    passages = ["passage: " + p for p in workload["passages"]]
+    throughput = {}
+    first = None
+    for bs in batch_sizes:
+        s = time.perf_counter()
+        vecs = encode(passages, bs)
+        throughput[bs] = len(passages) / (time.perf_counter() - s)
+        first = vecs if first is None else first
+    np.save(out_dir / "torch_passages.npy", np.asarray(first, dtype=np.float32))
+    return {
+        "stack": f"sentence-transformers fp32 (torch {torch.__version__})",
+        "threads": threads,
+        "import_s": t1 - t0,
+        "load_s": t2 - t1,
+        "query_p50_ms": percentile(latencies, 50),
+        "query_p95_ms": percentile(latencies, 95),
+        "passages_per_s": throughput,
+        "rss_after_load_mb": rss_loaded,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def torch_python() -> Path:
+    """The private torch venv's python, created on first use."""
+    venv = WORK / "torch-venv"
+    py = venv / "bin" / "python"
+    if not py.exists():
+        WORK.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    probe = subprocess.run([str(py), "-c", "import sentence_transformers, torch"], capture_output=True)
+    if probe.returncode != 0:
+        print(f"installing {TORCH_PIN} sentence-transformers into {venv} ...", file=sys.stderr)
+        subprocess.run(
+            [str(py), "-m", "pip", "install", "-q", TORCH_PIN, "sentence-transformers"], check=True
+        )
+    return py
+
+
+def run_worker(python: Path, kind: str, args: argparse.Namespace, workload_path: Path) -> dict:
+    cmd = [
+        str(python),
+        str(Path(__file__).resolve()),
+        "--worker",
+        kind,
+        "--workload",
+        str(workload_path),
+        "--batch-sizes",
+        args.batch_sizes,
+        "--threads",
+        str(args.threads),
+        "--hf-dir",
+        str(args.hf_dir),
+    ]
+    env = dict(os.environ)
+    if kind == "torch":
+        env.pop("PYTHONPATH", None)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+    if proc.returncode != 0:
+        raise SystemExit(f"{kind} worker failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def report(onnx: dict, torch_res: dict | None, workload: dict, cosine: float | None, command: str) -> str:
+    toks = workload["passage_tokens"]
+    lines = [
+        f"## Embedder: int8 ONNX vs sentence-transformers/torch ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC)",
+        "",
+        f"Command: `{command}`  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"threads={onnx['threads']} for both stacks; {len(toks)} passages of {min(toks)}-{max(toks)} tokens "
+        f"(mean {sum(toks) / len(toks):.0f}), {len(workload['queries'])} single queries.",
+        "",
+        "| metric | wwt int8 ONNX | torch fp32 | ratio | target |",
+        "|---|---|---|---|---|",
+    ]
+
+    def row(name, key, fmt, better_low, target=""):
+        a = onnx[key]
+        b = torch_res[key] if torch_res else None
+        ratio = "" if b is None else (f"{b / a:.2f}x faster" if better_low else f"{a / b:.2f}x")
+        lines.append(
+            f"| {name} | {fmt.format(a)} | {'' if b is None else fmt.format(b)} | {ratio} | {target} |"
+        )
+
+    row("import (s)", "import_s", "{:.2f}", True)
+    row("model+tokenizer load (s)", "load_s", "{:.2f}", True, "≤ 1.0 s")
+    row("query p50 (ms)", "query_p50_ms", "{:.1f}", True, "≤ 5 ms, ≥ 3x torch")
+    row("query p95 (ms)", "query_p95_ms", "{:.1f}", True)
+    for bs in onnx["passages_per_s"]:
+        a = onnx["passages_per_s"][bs]
+        b = torch_res["passages_per_s"].get(bs) if torch_res else None
+        ratio = "" if b is None else f"{a / b:.2f}x"
+        lines.append(
+            f"| passages/s, batch {bs} | {a:.1f} | {'' if b is None else f'{b:.1f}'} | {ratio} | ≥ 1.2x torch |"
+        )
+    row("RSS after load (MB)", "rss_after_load_mb", "{:.0f}", True)
+    row("peak RSS (MB)", "peak_rss_mb", "{:.0f}", True, "≤ 800 MB")
+    lines.append("")
+    effect = ", ".join(
+        f"batch {bs}: min {v['min']:.4f} / mean {v['mean']:.4f}"
+        for bs, v in onnx["batch_vs_single_cosine"].items()
+    )
+    lines.append(f"Batch dependence of int8 vectors (cosine to the same passage embedded alone): {effect}.")
+    if cosine is not None:
+        lines.append(
+            f"Same passages, ONNX int8 vs torch fp32 vectors (same weights): mean cosine {cosine:.4f}."
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--passages", type=int, default=64)
+    parser.add_argument("--batch-sizes", default="1,4,16")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="0 = wwt's default (WWT_THREADS or min(4, cores))"
+    )
+    parser.add_argument(
+        "--hf-dir", default=str(DEFAULT_HF_DIR), help="sentence-transformers folder for torch"
+    )
+    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument(
+        "--no-write", action="store_true", help="print the section, do not append to RESULTS.md"
+    )
+    parser.add_argument("--timeout", type=int, default=900)
+    parser.add_argument("--worker", choices=["onnx", "torch"], help=argparse.SUPPRESS)
+    parser.add_argument("--workload", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
+
+    if args.worker:
+        workload = json.loads(Path(args.workload).read_text(encoding="utf-8"))
+        out_dir = Path(args.workload).parent
+        if args.worker == "onnx":
+            result = worker_onnx(workload, batch_sizes, args.threads, out_dir)
+        else:
+            result = worker_torch(workload, batch_sizes, args.threads, out_dir, args.hf_dir)
+        print(json.dumps(result))
+        return
+
+    if not args.threads:
+        sys.path.insert(0, str(HERE.parent))
+        from wwt.embedder import default_threads
+
+        args.threads = default_threads()
+    WORK.mkdir(parents=True, exist_ok=True)
+    workload = build_workload(args.passages)
+    workload_path = WORK / "embed_workload.json"
+    workload_path.write_text(json.dumps(workload, ensure_ascii=False), encoding="utf-8")
+
+    onnx = run_worker(Path(sys.executable), "onnx", args, workload_path)
+    torch_res = None
+    cosine = None
+    if not args.no_torch:
+        if not (Path(args.hf_dir) / "model.safetensors").exists():
+            raise SystemExit(
+                f"no torch weights in {args.hf_dir}: run /work/shared/tools/e5model/build --with-hf"
+            )
+        torch_res = run_worker(torch_python(), "torch", args, workload_path)
+        import numpy as np
+
+        a = np.load(WORK / "onnx_passages.npy")
+        b = np.load(WORK / "torch_passages.npy")
+        cosine = float((a * b).sum(1).mean())
+    command = "python benchmarks/embed.py " + " ".join(sys.argv[1:])
+    section = report(onnx, torch_res, workload, cosine, command.strip())
+    print(section)
+    print(json.dumps({"onnx": onnx, "torch": torch_res}, indent=1), file=sys.stderr)
+    if not args.no_write:
+        with RESULTS.open("a", encoding="utf-8") as fh:
+            fh.write(
+                ("\n" if RESULTS.exists() and RESULTS.stat().st_size else "# Benchmark results\n\n") + section
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,376 @@
+"""End-to-end ingest over the real fixtures (copied into tmp dirs) with the real parsers, the real e5 ONNX
+model, real tantivy and real hnswlib."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import wwt.parsers
+from wwt import ingest as ingest_mod
+from wwt.indexes import LEXICAL_DIR, VECTOR_DIR, Indexes, open_synced
+from wwt.store import Store
+
+FIXTURES = Path("/work/shared/fixtures/real")
+DEFAULT_MODEL_DIR = "/root/.cache/wwt-e5model/model"
+CRUD = "claude-code/agentlogs__crud.jsonl"
+SUBAGENT_FILES = ("claude-code/spotter__subagent.jsonl", "claude-code/spotter__agent-aac57f5.jsonl")
+GEMINI_JSON = "gemini-cli/VibeCodingTracker@3d28cf6__test_conversation_gemini.json"
+
+
+class CountingEmbedder:
+    """The real embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, real):
+        self.real = real
+        self.info = real.info
+        self.texts: list[str] = []
+
+    def embed_passages(self, texts):
+        self.texts += list(texts)
+        return self.real.embed_passages(texts)
+
+
+@pytest.fixture(scope="module")
+def real_embedder():
+    os.environ.setdefault("WWT_MODEL_DIR", DEFAULT_MODEL_DIR)
+    from wwt.embedder import load_embedder
+
+    return load_embedder()
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch, real_embedder):
+    monkeypatch.setenv("WWT_HOME", str(tmp_path / "home"))
+    logs = tmp_path / "logs"
+    return Env(tmp_path / "home", logs, real_embedder)
+
+
+class Env:
+    def __init__(self, home: Path, logs: Path, real) -> None:
+        self.home, self.logs, self.real = home, logs, real
+        self.store = None
+        self.indexes = None
+
+    def copy(self, *names: str) -> list[Path]:
+        out = []
+        for name in names or [str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*") if p.is_file()]:
+            dst = self.logs / name
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(FIXTURES / name, dst)
+            out.append(dst)
+        return out
+
+    def open(self):
+        if self.store is None:
+            self.store = Store.open(self.home / "wwt.sqlite3")
+            self.indexes, _ = open_synced(self.store, self.home / "index")
+        return self.store, self.indexes
+
+    def reopen(self):
+        self.close()
+        return self.open()
+
+    def close(self):
+        if self.indexes is not None:
+            self.indexes.close()
+        if self.store is not None:
+            self.store.close()
+        self.store = self.indexes = None
+
+    def ingest(self, paths=None):
+        store, indexes = self.open()
+        embedder = CountingEmbedder(self.real)
+        summary = ingest_mod.ingest(paths or [self.logs], store, indexes, lambda: embedder)
+        return summary, embedder
+
+    def chunk_keys(self) -> set[str]:
+        store, _ = self.open()
+        return {r[0] for r in store.conn.execute("SELECT chunk_key FROM chunks")}
+
+
+def claude_line(session_id: str, parent: str, role: str, text: str, ts: str) -> tuple[str, str]:
+    uid = str(uuid.uuid4())
+    message = {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}
+    if role == "assistant":
+        message.update({"id": f"msg_{uid[:8]}", "type": "message", "model": "claude-sonnet-4-5"})
+    line = {
+        "parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/Users/philipp/dev/vibeinsights",
+        "sessionId": session_id, "version": "2.0.14", "gitBranch": "main", "type": role, "message": message,
+        "uuid": uid, "timestamp": ts,
+    }
+    return json.dumps(line) + "\n", uid
+
+
+def last_uuid(path: Path) -> tuple[str, str]:
+    session, parent = "", ""
+    for line in path.read_text().splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if d.get("uuid"):
+            parent, session = d["uuid"], d.get("sessionId", session)
+    return session, parent
+
+
+def append_turns(path: Path, n_pairs: int, start_minute: int = 0) -> None:
+    session, parent = last_uuid(path)
+    with open(path, "a", encoding="utf-8") as fh:
+        for i in range(n_pairs):
+            m = start_minute + i
+            ts = f"2025-10-13T{10 + m // 60:02d}:{m % 60:02d}:00.000Z"
+            line, parent = claude_line(session, parent, "user",
+                                       f"Follow-up {m}: why does the JOKE.md footer break the markdown linter rule MD041?", ts)
+            fh.write(line)
+            line, parent = claude_line(session, parent, "assistant",
+                                       f"Answer {m}: MD041 wants the first line to be a top-level heading; the footer "
+                                       f"is fine, the title was a bold line instead of '# Title'. I changed it.", ts)
+            fh.write(line)
+
+
+def assert_indexes_match(store, indexes):
+    ids = store.all_chunk_ids()
+    assert ids, "nothing was indexed"
+    assert indexes.lexical.all_ids() == ids
+    assert indexes.vector.all_ids() == ids
+
+
+# ---------------------------------------------------------------------------------------------- tests
+
+
+def test_first_ingest_indexes_everything_and_a_second_one_parses_and_embeds_nothing(env, monkeypatch):
+    env.copy()
+    first, emb1 = env.ingest()
+    store, indexes = env.open()
+    assert first.files_parsed == first.files_seen > 20
+    assert first.chunks_added == store.chunk_count() == len(emb1.texts) > 10
+    assert_indexes_match(store, indexes)
+    assert store.stats()["per_platform"].keys() == {"claude-code", "codex-cli", "gemini-cli"}
+
+    calls = []
+    real_parse = wwt.parsers.parse_file
+    monkeypatch.setattr(wwt.parsers, "parse_file", lambda *a, **k: calls.append(a) or real_parse(*a, **k))
+    counter = store.change_counter()
+    second, emb2 = env.ingest()
+    assert calls == [] and emb2.texts == []
+    assert second.files_skipped == second.files_seen and second.chunks_added == second.chunks_removed == 0
+    assert store.change_counter() == counter  # nothing changed: readers need not reload
+
+
+def test_touching_a_file_without_changing_it_does_not_parse_it(env, monkeypatch):
+    (path,) = env.copy(GEMINI_JSON)
+    env.ingest()
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 5_000_000_000))
+    calls = []
+    real_parse = wwt.parsers.parse_file
+    monkeypatch.setattr(wwt.parsers, "parse_file", lambda *a, **k: calls.append(a) or real_parse(*a, **k))
+    summary, _ = env.ingest()
+    assert calls == [] and summary.files_skipped == 1
+
+
+def test_appending_one_turn_reads_from_the_offset_and_re_embeds_at_most_two_chunks(env, monkeypatch):
+    (path,) = env.copy(CRUD)
+    append_turns(path, 12)  # a longer conversation: several windows
+    env.ingest()
+    store, indexes = env.open()
+    before = store.chunk_keys(store.file_session_ids(store.get_file(str(path.resolve())).id)[0])
+    assert len(before) >= 4
+    size_before = path.stat().st_size
+
+    offsets = []
+    real_parse = wwt.parsers.parse_file
+    monkeypatch.setattr(wwt.parsers, "parse_file", lambda p, start_offset=0: offsets.append(start_offset) or real_parse(p, start_offset))
+    append_turns(path, 1, start_minute=50)
+    summary, emb = env.ingest()
+    assert offsets and offsets[0] > 0 and offsets[0] <= size_before
+    assert 1 <= len(emb.texts) <= 2
+    assert summary.messages_added == 2
+    after = store.chunk_keys(next(iter(store.file_session_ids(store.get_file(str(path.resolve())).id))))
+    kept = set(before) & set(after)
+    assert len(kept) >= len(before) - 2
+    assert all(before[k] == after[k] for k in kept)  # unchanged chunks keep their row id in both indexes
+    assert_indexes_match(store, indexes)
+
+
+def test_rewriting_a_file_drops_stale_chunks_from_both_indexes(env):
+    (path,) = env.copy(GEMINI_JSON)
+    env.ingest()
+    store, indexes = env.open()
+    old_ids = store.all_chunk_ids()
+    messages_before = store.stats()["messages"]
+    data = json.loads(path.read_text())
+    data["messages"] = data["messages"][:4]  # a rewind: the agent rewrote the file with fewer messages
+    data["messages"][0]["content"] = "Rewritten question: how do I pin the ONNX runtime version in pyproject?"
+    path.write_text(json.dumps(data))
+    summary, _ = env.ingest()
+    assert summary.messages_removed > 0 and summary.chunks_removed >= 1
+    assert store.stats()["messages"] < messages_before
+    assert not (old_ids & store.all_chunk_ids())
+    assert not (old_ids & indexes.lexical.all_ids()) and not (old_ids & indexes.vector.all_ids())
+    assert_indexes_match(store, indexes)
+
+
+def test_a_deleted_source_file_keeps_its_archive(env):
+    (path,) = env.copy(CRUD)
+    env.ingest()
+    store, indexes = env.open()
+    stats = store.stats()
+    path.unlink()
+    summary, emb = env.ingest()
+    assert summary.files_missing == 1 and emb.texts == []
+    after = store.stats()
+    assert (after["messages"], after["chunks"], after["files_missing"]) == (stats["messages"], stats["chunks"], 1)
+    assert_indexes_match(store, indexes)
+    assert indexes.lexical.search("JOKE.md", None, 5)
+
+
+def test_subagent_chunks_group_under_the_parent_conversation(env):
+    env.copy(*SUBAGENT_FILES)
+    env.ingest()
+    store, _ = env.open()
+    rows = store.conn.execute(
+        "SELECT c.id, c.session_id, c.root_session_id FROM chunks c JOIN sessions s ON s.session_id=c.session_id "
+        "WHERE s.parent_session_id IS NOT NULL"
+    ).fetchall()
+    assert rows
+    for chunk_id, source, root in rows:
+        assert source != root
+        (hit,) = store.chunks_by_ids([chunk_id])
+        assert hit.session_id == root and hit.source_session_id == source
+        assert store.get_session(root) is not None
+
+
+def test_missing_or_broken_indexes_are_rebuilt_from_sqlite_without_embedding(env):
+    env.copy()
+    env.ingest()
+    store, indexes = env.open()
+    ids = store.all_chunk_ids()
+    probe = next(iter(ids))
+    env.close()
+
+    shutil.rmtree(env.home / "index" / VECTOR_DIR)
+    store, indexes = env.open()  # open_synced repairs
+    assert indexes.vector.all_ids() == ids and indexes.lexical.all_ids() == ids
+    (stored,) = store.conn.execute(
+        "SELECT e.vector FROM chunks c JOIN embeddings e ON e.text_hash=c.embed_hash WHERE c.id=?", (probe,)
+    ).fetchone()
+    best = indexes.vector.search(np.frombuffer(stored, dtype=np.float32), 1, None)
+    assert best[0][0] == probe
+    env.close()
+
+    shutil.rmtree(env.home / "index" / LEXICAL_DIR)
+    (env.home / "index" / "synced.json").unlink(missing_ok=True)
+    store, indexes = env.open()
+    assert indexes.lexical.all_ids() == ids
+    env.close()
+
+    (env.home / "index" / VECTOR_DIR / "vectors.json").write_text("{garbage")
+    summary, emb = env.ingest()  # the ingest itself notices and repairs, and embeds nothing
+    store, indexes = env.open()
+    assert emb.texts == [] and summary.index_repair is not None
+    assert indexes.vector.all_ids() == ids
+
+
+def test_reindex_rebuilds_both_indexes_without_the_model(env):
+    env.copy(CRUD, GEMINI_JSON)
+    env.ingest()
+    store, indexes = env.open()
+    ids = store.all_chunk_ids()
+    indexes.close()
+    rebuilt = ingest_mod.reindex(store, env.home / "index")
+    assert rebuilt.lexical.all_ids() == ids and rebuilt.vector.all_ids() == ids
+    assert not rebuilt.needs_repair(store)
+    rebuilt.close()
+
+
+def test_forget_removes_a_conversation_and_its_subagents_for_good(env):
+    env.copy(*SUBAGENT_FILES, CRUD)
+    env.ingest()
+    store, indexes = env.open()
+    root = store.conn.execute("SELECT parent_session_id FROM sessions WHERE parent_session_id IS NOT NULL").fetchone()[0]
+    doomed = {r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE root_session_id=?", (root,))}
+    assert doomed
+    assert ingest_mod.forget(store, indexes, session_id=root) == 1
+    assert store.get_session(root) is None
+    assert not store.conn.execute("SELECT 1 FROM sessions WHERE root_session_id=?", (root,)).fetchone()
+    assert not (doomed & indexes.lexical.all_ids()) and not (doomed & indexes.vector.all_ids())
+    assert_indexes_match(store, indexes)
+    # the logs are still there and change again: the forgotten conversation does not come back
+    for p in env.logs.rglob("spotter__*.jsonl"):
+        with open(p, "a") as fh:
+            fh.write("\n")
+    env.ingest()
+    assert store.get_session(root) is None
+
+
+_KILL_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from wwt.embedder import load_embedder
+    from wwt.indexes import open_synced
+    from wwt.ingest import ingest
+    from wwt.store import Store
+    home, logs = Path(sys.argv[1]), Path(sys.argv[2])
+    store = Store.open(home / "wwt.sqlite3")
+    indexes, _ = open_synced(store, home / "index")
+    ingest([logs], store, indexes, load_embedder)
+    print("finished")
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kill_when", ["embedding", "chunks_committed"])
+def test_kill_9_mid_ingest_then_a_rerun_converges_to_a_clean_ingest(env, tmp_path, kill_when):
+    env.copy()
+    clean = Env(tmp_path / "clean-home", env.logs, env.real)
+    clean.ingest()
+    expected = clean.chunk_keys()
+    clean.close()
+
+    env.home.mkdir(parents=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILL_SCRIPT, str(env.home), str(env.logs)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "WWT_HOME": str(env.home)},
+    )
+    db = env.home / "wwt.sqlite3"
+    deadline = time.monotonic() + 120
+    killed = False
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+            sql = "SELECT COUNT(*) FROM embeddings" if kill_when == "embedding" else "SELECT COUNT(*) FROM chunks"
+            count = conn.execute(sql).fetchone()[0]
+            conn.close()
+        except sqlite3.Error:
+            count = 0
+        if count >= (3 if kill_when == "embedding" else 8):
+            proc.send_signal(signal.SIGKILL)
+            killed = True
+            break
+        time.sleep(0.01)
+    proc.wait(timeout=30)
+    assert killed, f"ingest finished before it could be killed: {proc.stdout.read()!r} {proc.stderr.read()[-500:]!r}"
+
+    store, indexes = env.open()
+    partial = store.chunk_count()
+    assert partial < len(expected)
+    summary, emb = env.ingest()
+    assert env.chunk_keys() == expected
+    assert_indexes_match(store, indexes)
+    already = store.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] - len(emb.texts)
+    assert already >= 3  # the work the killed process committed was reused, not redone

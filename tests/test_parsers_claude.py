@@ -1,0 +1,424 @@
+"""Claude Code parser: every real fixture with expectations read from the files themselves (jq), plus small
+hand-made fixtures for rewinds, Korean/NFD text, secrets and broken files."""
+
+from __future__ import annotations
+
+import shutil
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from wwt.models import (
+    FLAG_COMPACTION_SUMMARY,
+    FLAG_ERROR,
+    FLAG_SIDECHAIN,
+    FLAG_SUBAGENT,
+    Session,
+)
+from wwt.parsers import parse_file
+from wwt.parsers.claude_code import ClaudeCodeParser, dropped_lines
+
+REAL = Path("/work/shared/fixtures/real/claude-code")
+MINE = Path(__file__).parent / "fixtures" / "claude"
+
+NOISE_MARKERS = (
+    "<system-reminder>",
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "Caveat: The messages below",
+    "[Request interrupted by user",
+)
+
+
+def parse_one(path: Path) -> Session:
+    sessions, report = parse_file(path)
+    assert report.platform == "claude-code", report.notes
+    assert len(sessions) == 1, (len(sessions), report.notes)
+    return sessions[0]
+
+
+def kinds(session: Session) -> Counter:
+    return Counter((m.role, m.kind) for m in session.messages)
+
+
+def user_texts(session: Session) -> list[str]:
+    return [m.text for m in session.messages if m.role == "user" and m.kind == "text"]
+
+
+def assert_no_noise(session: Session) -> None:
+    for message in session.messages:
+        if message.kind == "text":
+            for marker in NOISE_MARKERS:
+                assert marker not in message.text, (marker, message.text[:200])
+
+
+# ------------------------------------------------------------------------------------------ real files
+
+
+def test_vibecodingtracker_cjk_session_with_resume_copy():
+    s = parse_one(REAL / "VibeCodingTracker__claude_code.jsonl")
+    # Stem is not a UUID (renamed fixture) → first sessionId in the file.
+    assert s.session_id == "e9f146fa-3b20-48d0-9be4-d99ca901cae4"
+    assert (s.project, s.project_path, s.git_branch) == ("claude-code", "/home/wei/repo/claude-code", "main")
+    assert (s.started_at, s.ended_at) == ("2025-08-28T12:57:08.611Z", "2025-08-28T13:13:47.562Z")
+    prompts = user_texts(s)
+    assert len(prompts) == 4
+    assert prompts[0].startswith("幫我檢查一下 go.mod 裡面")
+    assert prompts[1] == "toolchain不用保留吧?"
+    assert prompts[2] == "幫我查一下 golang文檔 透過 context7"
+    assert prompts[3].startswith("不對 幫我查一下pydantic文檔的Field用法")
+    c = kinds(s)
+    # 30 distinct tool_use ids; 31 tool_result blocks: one is a line copied on resume (same uuid, new
+    # timestamp and sessionId) and one has empty content (nothing to index).
+    assert c[("assistant", "tool_call")] == 30
+    assert c[("user", "tool_result")] == 29
+    assert c[("assistant", "thinking")] == 5
+    assert c[("assistant", "text")] == 6
+    assert sum(FLAG_ERROR in m.flags for m in s.messages) == 2
+    tool_names = {m.tool_name for m in s.messages if m.kind == "tool_call"}
+    assert any(name.startswith("mcp__context7__") for name in tool_names)
+    assert all(m.tool_name for m in s.messages if m.kind == "tool_result")
+    assert_no_noise(s)
+
+
+def test_agentlogs_compact_summary_is_assistant_and_commands_are_dropped():
+    s = parse_one(REAL / "agentlogs__compact.jsonl")
+    assert s.session_id == "0e26ec2f-937e-482c-b889-bc126f996913"
+    assert (s.project, s.git_branch) == ("studio", "main")
+    assert user_texts(s) == ["how are you doing"]  # /clear and /compact are bare commands
+    summaries = [m for m in s.messages if FLAG_COMPACTION_SUMMARY in m.flags]
+    assert len(summaries) == 1
+    assert summaries[0].role == "assistant"
+    assert summaries[0].text.startswith("This session is being continued from a previous conversation")
+    assert kinds(s) == Counter({("assistant", "text"): 2, ("assistant", "thinking"): 1, ("user", "text"): 1})
+    assert_no_noise(s)
+
+
+def test_agentlogs_crud_tools_and_results():
+    s = parse_one(REAL / "agentlogs__crud.jsonl")
+    assert s.session_id == "8122657c-fe54-4dc9-89a3-20049e8a84f7"
+    assert (s.project, s.git_branch) == ("claudecode", "main")
+    assert len(user_texts(s)) == 1 and user_texts(s)[0].startswith("create a file `JOKE.md`")
+    c = kinds(s)
+    assert c[("assistant", "tool_call")] == 9
+    # 9 result blocks, one with empty content (the `rm` Bash call) → nothing to keep
+    assert c[("user", "tool_result")] == 8
+    assert c[("assistant", "text")] == 6
+    assert all("<system-reminder>" not in m.text for m in s.messages)
+
+
+def test_agentlogs_inline_sidechain_and_summary_title():
+    s = parse_one(REAL / "agentlogs__subagent.jsonl")
+    assert s.session_id == "609efeca-2f51-4118-b077-e91c9fe63f73"
+    assert s.title == "Tailwind Studio: Component Catalog Architecture Design"
+    assert user_texts(s)[0] == "ask a subagent how he's doing"
+    sidechain = [m for m in s.messages if FLAG_SIDECHAIN in m.flags]
+    assert sidechain and sidechain[0].role == "user"
+    assert sidechain[0].text.startswith("Hey there! Just checking in")
+    c = kinds(s)
+    assert (c[("assistant", "tool_call")], c[("user", "tool_result")], c[("assistant", "thinking")]) == (1, 1, 2)
+    assert c[("assistant", "text")] == 3
+
+
+def test_agentlogs_todos():
+    s = parse_one(REAL / "agentlogs__todos.jsonl")
+    assert s.session_id == "0db46778-18a1-4d84-853f-d4dc72a07a1b"
+    calls = [m for m in s.messages if m.kind == "tool_call"]
+    assert len(calls) == 5 and {m.tool_name for m in calls} == {"TodoWrite"}
+    assert "Complete first task" in calls[0].text
+    assert kinds(s)[("user", "tool_result")] == 5
+    assert user_texts(s) == ["create a todo list with 3 items, then check off each step by step then clear it"]
+
+
+def test_dag_rewind_keeps_latest_branch_and_compaction_continuation():
+    s = parse_one(REAL / "claude-code-log__dag_compact_after_rewind.jsonl")
+    assert s.session_id == "s1"
+    assert user_texts(s) == ["Start", "Second attempt", "Keep going", "After compaction"]
+    texts = [m.text for m in s.messages]
+    assert "First attempt" not in texts and "First answer" not in texts
+    assert [m.text for m in s.messages if m.role == "assistant" and not m.flags] == [
+        "Ready",
+        "Second answer",
+        "Kept going",
+        "Final answer",
+    ]
+    assert sum(FLAG_COMPACTION_SUMMARY in m.flags for m in s.messages) == 1
+    assert s.git_branch is None  # no gitBranch in this file
+
+
+def test_medium_conversation_without_messages_yields_nothing_but_reads_every_line():
+    sessions, report = parse_file(REAL / "episodic-memory__medium-conversation.jsonl")
+    assert sessions == []
+    assert (report.lines, report.bad_lines, report.unknown_records) == (23, 0, 0)
+    assert report.end_offset == (REAL / "episodic-memory__medium-conversation.jsonl").stat().st_size
+
+
+def test_short_conversation_with_leading_summary_line_is_parsed():
+    s = parse_one(REAL / "episodic-memory__short-conversation.jsonl")
+    assert s.session_id == "982581eb-41b9-46da-86c1-ac34168117a8"
+    assert s.title == "Prerequisites Checking: Unveiling Hidden Requirements and Technical Nuances"
+    assert s.git_branch == "feature-branch"
+    assert s.project == "tool"  # basename of the (non-existent here) cwd
+    assert kinds(s) == Counter({("user", "text"): 1, ("assistant", "text"): 1})
+
+
+def test_tiny_oldest_format_string_content():
+    s = parse_one(REAL / "episodic-memory__tiny-conversation.jsonl")
+    assert s.session_id == "67a8478e-78dc-44ab-82ea-f65c8ead85f6"
+    assert (s.project, s.git_branch) == ("streaming", "feature-branch")
+    assert user_texts(s)[0].startswith("Lately, I've noticed you being very tentative.")
+    c = kinds(s)
+    assert (c[("assistant", "tool_call")], c[("user", "tool_result")], c[("assistant", "text")]) == (1, 1, 3)
+
+
+def test_spotter_short_drops_command_echo_and_interrupt_marker():
+    s = parse_one(REAL / "spotter__short.jsonl")
+    assert s.session_id == "55604662-cf2a-4331-851a-ec234028f8ca"
+    assert (s.project, s.git_branch) == ("spotter", "master")
+    assert user_texts(s) == ["mix phx.server doesnt seem to start"]
+    calls = [m for m in s.messages if m.kind == "tool_call"]
+    assert [m.text for m in calls] == ["Bash: mix phx.server 2>&1 | head -80", "Glob: mix.exs in /home/marco/projects/spotter"]
+    assert sum(FLAG_ERROR in m.flags for m in s.messages) == 2
+    # one "\n\n" text block carries nothing and is not kept
+    assert kinds(s)[("assistant", "text")] == 1 and kinds(s)[("assistant", "thinking")] == 1
+    assert_no_noise(s)
+
+
+def test_spotter_tool_heavy():
+    s = parse_one(REAL / "spotter__tool_heavy.jsonl")
+    assert s.session_id == "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+    assert user_texts(s) == [  # /mcp is a bare command; its stdout echo is noise
+        "start phoenix in background",
+        "scrolling back in xterm.js still does not work (maybe because outer web catches it)? "
+        "websearch xterm.js tmux interactions",
+    ]
+    c = kinds(s)
+    assert (c[("assistant", "tool_call")], c[("user", "tool_result")]) == (6, 6)
+    assert_no_noise(s)
+
+
+def test_spotter_subagent_parent_keeps_command_with_arguments():
+    s = parse_one(REAL / "spotter__subagent.jsonl")
+    assert s.session_id == "491e126e-1e71-469c-ade2-fcc8af567c74"
+    prompts = user_texts(s)
+    assert prompts[0].startswith("/handgemacht:create-beads websearch to learn how to fastest setup credo")
+    assert prompts[1] == "create the beads"
+    c = kinds(s)
+    assert (c[("assistant", "tool_call")], c[("user", "tool_result")], c[("assistant", "thinking")]) == (16, 16, 4)
+    assert c[("assistant", "text")] == 7  # 8 text blocks, one is only "\n\n"
+    assert_no_noise(s)
+
+
+def _subagent_layout(tmp_path: Path, parent: str, name: str, meta: str | None = None) -> Path:
+    folder = tmp_path / "projects" / "-home-u-spotter" / parent / "subagents"
+    folder.mkdir(parents=True)
+    stem = name.split("__", 1)[1].removesuffix(".jsonl")
+    target = folder / f"{stem}.jsonl"
+    shutil.copy(REAL / name, target)
+    if meta:
+        shutil.copy(REAL / meta, folder / f"{stem}.meta.json")
+    return target
+
+
+def test_spotter_subagent_file_is_its_own_session_linked_to_parent(tmp_path):
+    parent = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+    path = _subagent_layout(tmp_path, parent, "spotter__agent-aac57f5.jsonl")
+    s = parse_one(path)
+    assert s.session_id == f"{parent}:agent-aac57f5"
+    assert s.parent_session_id == parent
+    assert (s.project, s.git_branch) == ("spotter-4te", "spotter-4te")
+    assert all(FLAG_SUBAGENT in m.flags for m in s.messages)
+    c = kinds(s)
+    assert (c[("assistant", "tool_call")], c[("user", "tool_result")], c[("assistant", "text")]) == (12, 12, 3)
+    assert user_texts(s)[0].startswith("Search hex.pm for the latest versions")
+
+
+def test_spotter_subagent_fixture_at_its_flat_path_is_still_a_subagent():
+    s = parse_one(REAL / "spotter__agent-aac57f5.jsonl")
+    assert s.session_id == "ae4a77f8-aedd-4bc1-888f-c94edc91af04:agent-aac57f5"
+    assert s.parent_session_id == "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+
+
+def test_acompact_transcript_keeps_only_the_summary(tmp_path):
+    parent = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+    path = _subagent_layout(tmp_path, parent, "spotter__agent-acompact-946d2b.jsonl")
+    sessions, report = parse_file(path)
+    (s,) = sessions
+    assert s.session_id == f"{parent}:agent-acompact-946d2b"
+    assert user_texts(s) == []  # the summarisation prompt is never a user prompt
+    assert report.skipped_messages == 1
+    (summary,) = s.messages
+    assert summary.role == "assistant" and FLAG_COMPACTION_SUMMARY in summary.flags
+    assert "Initial Request" in summary.text
+
+
+def test_agent_sessions_subagent_trio(tmp_path):
+    parent_id = "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f"
+    project = tmp_path / "projects" / "-tmp"
+    project.mkdir(parents=True)
+    shutil.copy(REAL / f"agent-sessions__{parent_id}.jsonl", project / f"{parent_id}.jsonl")
+    sub = _subagent_layout(
+        tmp_path,
+        parent_id,
+        "agent-sessions__agent-a0ad4f44468bdf20d.jsonl",
+        meta="agent-sessions__agent-a0ad4f44468bdf20d.meta.json",
+    )
+    parent = parse_one(project / f"{parent_id}.jsonl")
+    assert parent.session_id == parent_id and parent.parent_session_id is None
+    assert user_texts(parent) == ["Delegate a repo search to a subagent"]
+    assert [m.tool_name for m in parent.messages if m.kind == "tool_call"] == ["Task"]
+    child = parse_one(sub)
+    assert child.session_id == f"{parent_id}:agent-a0ad4f44468bdf20d"
+    assert child.parent_session_id == parent_id
+    assert child.title == "subagent: general-purpose"  # from the .meta.json sidecar
+    assert user_texts(child) == ["Search the repo for TODO comments"]
+    results = [m for m in child.messages if m.kind == "tool_result"]
+    assert [m.text for m in results] == ["a.txt:1: TODO fix"]  # kept although its line is isMeta
+    assert results[0].tool_name is None  # this composite's tool_use carries no id to link it
+
+
+def test_agent_sessions_record_zoo():
+    sessions, report = parse_file(REAL / "agent-sessions__small.jsonl")
+    (s,) = sessions
+    assert s.session_id == "ses_stage0_small"
+    assert s.title == "Stage0 small fixture"  # custom-title beats ai-title and summary
+    assert (s.cwd, s.git_branch) == ("/tmp", "main")  # "[trimmed for fixture]" values are ignored
+    texts = user_texts(s)
+    assert texts[0] == "Hello"
+    summary = [m for m in s.messages if FLAG_COMPACTION_SUMMARY in m.flags]
+    assert [m.text for m in summary] == ["Summary of prior context."]
+    assert summary[0].role == "assistant"
+    assistant = [m.text for m in s.messages if m.role == "assistant" and m.kind == "text"]
+    assert "Done." not in assistant  # superseded by supersedesUuids
+    assert any(t.startswith("Partial reply") for t in assistant)
+    assert sum(FLAG_ERROR in m.flags for m in s.messages) == 1  # the user-rejected tool use
+    # started, result, frame-link, relocated, bridge-session, atis-latch: unknown, skipped, counted
+    assert report.unknown_records == 6
+    assert report.bad_lines == 0
+    assert all(m.text != "<synthetic>" for m in s.messages)
+
+
+# --------------------------------------------------------------------------------------- own fixtures
+
+
+def test_rewind_keeps_branch_ending_at_last_written_leaf():
+    s = parse_one(MINE / "rewind_two_branches.jsonl")
+    assert user_texts(s) == ["set up the orders table", "use PostgreSQL with a jsonb column", "add an index on created_at"]
+    assert all("MySQL" not in m.text for m in s.messages)
+    assert s.git_branch == "feature/rewind" and s.project == "shop-api"
+
+
+def test_rewind_rule_prefers_branch_with_newest_line():
+    from wwt.parsers.claude_code import _Line
+
+    skeleton = [
+        _Line(0, "p", None, None, True),
+        _Line(1, "x", "p", None, True),  # first attempt
+        _Line(2, "y", "p", None, True),  # rewind: second attempt
+        _Line(3, "x2", "x", None, False),  # written LAST, continues the first attempt
+    ]
+    assert dropped_lines(skeleton) == {2}
+
+
+def test_forks_made_of_tool_results_are_not_rewinds():
+    from wwt.parsers.claude_code import _Line
+
+    skeleton = [_Line(0, "a", None, None), _Line(1, "r1", "a", None), _Line(2, "r2", "a", None)]
+    assert dropped_lines(skeleton) == set()
+
+
+def test_korean_nfd_text_is_normalised_to_nfc_and_reminders_removed():
+    s = parse_one(MINE / "korean_nfd.jsonl")
+    prompts = user_texts(s)
+    assert prompts == ["로그인 버그 고쳐줘. 세션 만료가 너무 빨라", "테스트도 추가해줘"]
+    assert all(unicodedata.is_normalized("NFC", p) for p in prompts)
+    assert s.project == "웹앱" and unicodedata.is_normalized("NFC", s.cwd)
+
+
+def test_secrets_are_redacted_in_prompts_and_tool_output():
+    sessions, report = parse_file(MINE / "secrets.jsonl")
+    (s,) = sessions
+    joined = "\n".join(m.text for m in s.messages)
+    for secret in ("AKIAIOSFODNN7EXAMPLE", "Sup3rSecret", "sk_live_51HxAbCdEfGhIjKlMnOp", "ghp_0123456789abc"):
+        assert secret not in joined
+    assert "[REDACTED:aws_access_key]" in joined and "postgres://app:[REDACTED:url_password]@db.internal" in joined
+    assert "DEBUG=true" in joined
+    assert report.redactions >= 5
+
+
+def test_redaction_can_be_disabled(monkeypatch):
+    monkeypatch.setenv("WWT_REDACT", "0")
+    sessions, report = parse_file(MINE / "secrets.jsonl")
+    assert "AKIAIOSFODNN7EXAMPLE" in user_texts(sessions[0])[0] and report.redactions == 0
+
+
+def test_truncated_last_line_is_counted_and_resumable():
+    path = MINE / "truncated_last_line.jsonl"
+    sessions, report = parse_file(path)
+    assert user_texts(sessions[0]) == ["rename the helper to parse_orders"]
+    assert report.bad_lines == 1
+    data = path.read_bytes()
+    assert report.end_offset == data.rindex(b"\n") + 1  # resume re-reads the unfinished line
+
+
+def test_invalid_utf8_line_is_counted_and_salvaged():
+    sessions, report = parse_file(MINE / "invalid_utf8.jsonl")
+    (s,) = sessions
+    assert report.bad_lines == 1
+    assert user_texts(s)[0] == "why is the build slow"
+    assert any(t.startswith("see log:") and "\ufffd" in t for t in user_texts(s))
+    assert [m.text for m in s.messages if m.role == "assistant"] == ["The slow step is the docker layer cache."]
+
+
+def test_empty_file_yields_nothing(tmp_path):
+    sessions, report = parse_file(MINE / "empty.jsonl")
+    assert sessions == [] and report.bad_lines == 0
+
+
+def test_incremental_parse_reads_only_new_lines(tmp_path):
+    src = (MINE / "rewind_two_branches.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.write_bytes(b"".join(src[:2]))
+    first, report1 = parse_file(path)
+    assert report1.end_offset == len(b"".join(src[:2]))
+    assert user_texts(first[0]) == ["set up the orders table"]
+    with open(path, "ab") as fh:
+        fh.write(b"".join(src[2:4]))  # a normal continuation
+    second, report2 = parse_file(path, start_offset=report1.end_offset)
+    assert user_texts(second[0]) == ["use MySQL with utf8mb4"]
+    assert not report2.requires_full_reparse
+    assert second[0].session_id == first[0].session_id == path.stem
+    with open(path, "ab") as fh:
+        fh.write(b"".join(src[4:6]))  # the user rewinds to a1 and asks again
+    third, report3 = parse_file(path, start_offset=report2.end_offset)
+    assert report3.requires_full_reparse
+    full, _ = parse_file(path)
+    assert "use MySQL with utf8mb4" not in user_texts(full[0])
+
+
+def test_detect_uses_content_then_location(tmp_path, monkeypatch):
+    parser = ClaudeCodeParser()
+    assert parser.detect(REAL / "spotter__short.jsonl", (REAL / "spotter__short.jsonl").read_bytes()[:8192])
+    assert not parser.detect(MINE / "not_a_session.jsonl", (MINE / "not_a_session.jsonl").read_bytes())
+    assert not parser.detect(MINE / "empty.jsonl", b"")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    inside = tmp_path / "cfg" / "projects" / "-x" / "abc.jsonl"
+    inside.parent.mkdir(parents=True)
+    inside.write_bytes(b"")
+    assert parser.default_roots() == [tmp_path / "cfg" / "projects"]
+    assert parser.detect(inside, b"")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in REAL.glob("*.jsonl")))
+def test_every_real_file_parses_without_bad_lines_or_noise(name):
+    sessions, report = parse_file(REAL / name)
+    assert report.bad_lines == 0
+    assert report.end_offset == (REAL / name).stat().st_size
+    for s in sessions:
+        assert s.platform == "claude-code"
+        assert_no_noise(s)
+        ids = [m.native_id for m in s.messages]
+        assert len(ids) == len(set(ids))

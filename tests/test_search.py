@@ -1,0 +1,198 @@
+"""Search orchestration: how fused chunk scores become a ranked list of sessions, and the real filtered legs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wwt.search import (
+    CHUNKS_PER_SESSION,
+    SECOND_CHUNK_BONUS,
+    candidate_depth,
+    excerpt,
+    group_by_session,
+    is_weak,
+    query_terms,
+    resume_command,
+    session_score,
+)
+from wwt.store import ChunkHit
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def chunk(
+    chunk_id: int,
+    session: str,
+    *,
+    source: str | None = None,
+    text: str = "some text",
+    started: str = "2026-01-01T00:00:00Z",
+    platform: str = "claude-code",
+    first_seq: int | None = None,
+) -> ChunkHit:
+    return ChunkHit(
+        id=chunk_id,
+        chunk_key=f"key{chunk_id:03d}",
+        session_id=session,
+        source_session_id=source or session,
+        text=text,
+        start_ts=started,
+        end_ts=started,
+        first_seq=first_seq if first_seq is not None else chunk_id,
+        last_seq=(first_seq if first_seq is not None else chunk_id) + 1,
+        platform=platform,
+        project="proj",
+        project_path="/src/proj",
+        cwd="/src/proj",
+        git_branch="main",
+        started_at=started,
+        ended_at=started,
+        title=None,
+        source_path=None,
+    )
+
+
+def table(*chunks: ChunkHit) -> dict[int, ChunkHit]:
+    return {c.id: c for c in chunks}
+
+
+# ---------------------------------------------------------------------------------------------- session score
+
+
+def test_session_score_is_the_best_chunk_when_alone() -> None:
+    assert session_score([0.7]) == pytest.approx(0.7)
+
+
+def test_session_score_adds_a_small_bonus_for_the_next_two_chunks_only() -> None:
+    assert session_score([0.5, 0.9, 0.4, 0.3]) == pytest.approx(0.9 + SECOND_CHUNK_BONUS * (0.5 + 0.4))
+
+
+def test_session_score_of_nothing_is_zero() -> None:
+    assert session_score([]) == 0.0
+
+
+def test_candidate_depth_grows_with_the_limit_but_never_below_fifty() -> None:
+    assert candidate_depth(1) == 50
+    assert candidate_depth(10) == 50
+    assert candidate_depth(30) == 150
+
+
+# ---------------------------------------------------------------------------------------------- grouping
+
+
+def test_chunks_of_one_conversation_become_one_hit_with_best_chunk_first() -> None:
+    chunks = table(chunk(1, "A"), chunk(2, "A"), chunk(3, "B"))
+    hits = group_by_session([(3, 0.5), (2, 0.9), (1, 0.6)], chunks, limit=10)
+    assert [h.session_id for h in hits] == ["A", "B"]
+    assert [c.chunk_id for c in hits[0].chunks] == ["key002", "key001"]
+    assert hits[0].score == pytest.approx(0.9 + SECOND_CHUNK_BONUS * 0.6)
+
+
+def test_subagent_chunks_count_for_their_root_conversation() -> None:
+    chunks = table(chunk(1, "root"), chunk(2, "root", source="sub-agent"), chunk(3, "other"))
+    hits = group_by_session([(2, 0.8), (3, 0.7), (1, 0.1)], chunks, limit=10)
+    assert [h.session_id for h in hits] == ["root", "other"]
+    assert len(hits[0].chunks) == 2
+
+
+def test_at_most_three_chunks_are_shown_per_session() -> None:
+    chunks = table(*(chunk(i, "A") for i in range(1, 7)))
+    hits = group_by_session([(i, 1.0 - i / 10) for i in range(1, 7)], chunks, limit=10)
+    assert len(hits) == 1
+    assert len(hits[0].chunks) == CHUNKS_PER_SESSION
+    assert [c.chunk_id for c in hits[0].chunks] == ["key001", "key002", "key003"]
+
+
+def test_limit_counts_sessions_not_chunks() -> None:
+    chunks = table(*(chunk(i, f"S{i % 4}") for i in range(1, 13)))
+    hits = group_by_session([(i, 1.0 / i) for i in range(1, 13)], chunks, limit=2)
+    assert len(hits) == 2
+
+
+def test_more_matching_chunks_win_only_a_close_race() -> None:
+    # A: one chunk at 0.80. B: best 0.78 plus two more at 0.5 → 0.78 + 0.1 * 1.0 = 0.88 beats A.
+    # C: best 0.50 plus two at 0.49 → 0.598: many weak chunks do not beat one strong one.
+    chunks = table(
+        chunk(1, "A"), chunk(2, "B"), chunk(3, "B"), chunk(4, "B"), chunk(5, "C"), chunk(6, "C"), chunk(7, "C")
+    )
+    fused = [(1, 0.80), (2, 0.78), (3, 0.5), (4, 0.5), (5, 0.50), (6, 0.49), (7, 0.49)]
+    assert [h.session_id for h in group_by_session(fused, chunks, limit=10)] == ["B", "A", "C"]
+
+
+def test_equal_scores_rank_newer_sessions_first_then_by_id() -> None:
+    chunks = table(
+        chunk(1, "old", started="2025-01-01T00:00:00Z"),
+        chunk(2, "new", started="2026-05-01T00:00:00Z"),
+        chunk(3, "b-same", started="2026-01-01T00:00:00Z"),
+        chunk(4, "a-same", started="2026-01-01T00:00:00Z"),
+    )
+    fused = [(1, 0.5), (3, 0.5), (2, 0.5), (4, 0.5)]
+    first = [h.session_id for h in group_by_session(fused, chunks, limit=10)]
+    again = [h.session_id for h in group_by_session(list(reversed(fused)), chunks, limit=10)]
+    assert first == again == ["new", "a-same", "b-same", "old"]
+
+
+def test_chunks_gone_from_the_store_and_the_excluded_session_are_left_out() -> None:
+    chunks = table(chunk(1, "mine"), chunk(2, "theirs"))
+    hits = group_by_session([(1, 0.9), (99, 0.8), (2, 0.7)], chunks, limit=10, exclude_session_id="mine")
+    assert [h.session_id for h in hits] == ["theirs"]
+
+
+def test_hits_carry_the_resume_command_of_their_agent() -> None:
+    chunks = table(
+        chunk(1, "c1", platform="claude-code"), chunk(2, "g1", platform="gemini-cli"), chunk(3, "x1", platform="codex-cli")
+    )
+    hits = {h.session_id: h.resume for h in group_by_session([(1, 0.3), (2, 0.2), (3, 0.1)], chunks, 10)}
+    assert hits == {"c1": "claude --resume c1", "g1": "gemini --resume g1", "x1": "codex resume x1"}
+    assert resume_command("unknown-agent", "z") is None
+
+
+# ---------------------------------------------------------------------------------------------- excerpts
+
+
+def test_short_text_is_shown_whole_on_one_line() -> None:
+    assert excerpt("first line\n\n  second   line", ["second"]) == "first line second line"
+
+
+def test_excerpt_is_centred_where_the_query_terms_are() -> None:
+    text = "filler words " * 80 + "the ConnectionResetError came from the pool " + "more filler " * 80
+    shown = excerpt(text, query_terms("ConnectionResetError pool"), width=120)
+    assert "ConnectionResetError" in shown
+    assert shown.startswith("…") and shown.endswith("…")
+    assert len(shown) <= 122
+
+
+def test_excerpt_prefers_the_window_with_more_distinct_terms() -> None:
+    text = "alpha " + "x " * 300 + "beta gamma alpha " + "y " * 300
+    shown = excerpt(text, ["alpha", "beta", "gamma"], width=60)
+    assert "beta gamma alpha" in shown
+
+
+def test_excerpt_without_any_term_shows_the_start() -> None:
+    text = "beginning " + "word " * 200
+    assert excerpt(text, ["absent"], width=50).startswith("beginning")
+
+
+def test_query_terms_split_identifiers_and_drop_single_characters() -> None:
+    terms = query_terms("fix chunk_ids_matching in a.py")
+    assert "chunk_ids_matching" in terms and "chunk" in terms and "matching" in terms
+    assert "a.py" in terms and "a" not in terms
+    assert terms == sorted(terms, key=lambda t: (-len(t), t))
+
+
+# ---------------------------------------------------------------------------------------------- weak signal
+
+
+def test_a_lexical_match_is_never_weak() -> None:
+    assert is_weak(3, [0.80, 0.79, 0.78])[0] is False
+
+
+def test_no_lexical_match_and_a_flat_vector_leg_is_weak() -> None:
+    assert is_weak(0, [0.80, 0.795, 0.79, 0.79, 0.785])[0] is True
+
+
+def test_no_lexical_match_but_a_standout_vector_hit_is_not_weak() -> None:
+    assert is_weak(0, [0.90, 0.80, 0.79, 0.79, 0.78])[0] is False

@@ -1,0 +1,119 @@
+"""CLI commands for the integrations: ``setup``, ``hook``, ``mcp``, ``doctor`` and the hidden ``worker``.
+
+``wwt/cli.py`` calls ``register(app)``. Heavy modules load inside the commands, so ``wwt hook`` stays fast."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False)
+
+
+def _first_ingest(out) -> None:
+    """Fetch the model if needed, then ingest every agent's existing logs (incremental: a re-run embeds only
+    what is new)."""
+    from wwt.model_source import resolve_model
+    from wwt.service import Memory
+
+    info = resolve_model(allow_download=True)
+    out.print(f"model: {info.model_dir} ({info.source})")
+    memory = Memory()
+    try:
+        from wwt.present import rich_progress  # type: ignore[attr-defined]
+    except ImportError:
+        rich_progress = None
+    if rich_progress is not None:
+        with rich_progress(_console(stderr=True)) as progress:
+            summary = memory.ingest(None, progress=progress)
+    else:
+        summary = memory.ingest(None)
+    try:
+        from wwt.present import render_ingest_summary
+
+        render_ingest_summary(out, summary)
+    except ImportError:
+        out.print(str(summary))
+    memory.close()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def setup(
+        dry_run: bool = typer.Option(False, "--dry-run", help="Show the planned changes as a diff; change nothing."),
+        uninstall: bool = typer.Option(False, "--uninstall", help="Remove exactly what setup added."),
+        no_ingest: bool = typer.Option(False, "--no-ingest", help="Skip the first ingest of existing logs."),
+        agent: list[str] = typer.Option(None, "--agent", help="Only this agent (claude, gemini, codex); repeatable."),
+        no_agent_cli: bool = typer.Option(
+            False, "--no-agent-cli", help="Edit config files directly even when the agent's `mcp add` is on PATH."
+        ),
+    ) -> None:
+        """Wire wwt into every agent found here: hooks (automatic capture), MCP server, first ingest.
+
+        Idempotent and safe to re-run; every edited file is backed up and written atomically."""
+        from wwt.setup import plan as setup_plan
+
+        out = _console()
+        plan, result = setup_plan.run(uninstall=uninstall, only=agent or None, dry_run=dry_run,
+                                      use_agent_cli=not no_agent_cli)
+        for line in plan.skipped:
+            typer.echo(f"skip       {line}")
+        if dry_run:
+            sys.stdout.write(str(result))
+            return
+        for line in result:
+            typer.echo(line)
+        if uninstall:
+            out.print("wwt hooks and MCP registrations removed (your archive in the data dir is kept).")
+            return
+        for note in plan.notes:
+            typer.echo(f"todo       {note}")
+        if not plan.agents:
+            out.print("no agent found: install Claude Code, Gemini CLI or Codex CLI, then re-run `wwt setup`.")
+        if not no_ingest:
+            _first_ingest(out)
+
+    @app.command()
+    def hook(
+        platform: str = typer.Argument(..., help="claude-code | gemini-cli | codex-cli"),
+        payload: list[str] = typer.Argument(None, hidden=True),
+    ) -> None:
+        """Entry point for agent hooks: queue the transcript, start the worker, exit 0 (reads JSON on stdin)."""
+        from wwt.hook import main as hook_main
+
+        raise typer.Exit(hook_main([platform, *(payload or [])]))
+
+    @app.command()
+    def mcp() -> None:
+        """Run the MCP server over stdio (what the agents start)."""
+        from wwt.mcp_server import main as mcp_main
+
+        mcp_main()
+
+    @app.command()
+    def doctor() -> None:
+        """Check hooks, MCP registration, model, store, worker and log; say what to fix."""
+        from wwt.doctor import exit_code, run_checks
+
+        out = _console()
+        findings = run_checks()
+        style = {"ok": "green", "info": "cyan", "warn": "yellow", "fail": "red"}
+        for f in findings:
+            out.print(f"[{style[f.status]}]{f.status:<4}[/] {f.area:<11} {f.message}", markup=True)
+            if f.fix and f.status != "ok":
+                out.print(f"     {'':<11} → {f.fix}")
+        code = exit_code(findings)
+        out.print("all good" if code == 0 else "something needs fixing (see above)")
+        raise typer.Exit(code)
+
+    @app.command(hidden=True)
+    def worker() -> None:
+        """Background ingest worker (started by `wwt hook`)."""
+        from wwt.worker import main as worker_main
+
+        raise typer.Exit(worker_main())

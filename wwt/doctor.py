@@ -1,0 +1,166 @@
+"""``wwt doctor``: is capture wired up and healthy? Each check is one finding with a fix; pure data so the
+CLI prints it and tests assert on it. A ``fail`` means something does not work (exit 1); ``warn`` means it
+works but needs attention; ``info`` is a reminder (e.g. Codex hook trust, which only Codex can confirm)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from wwt import paths
+from wwt.errors import WwtError
+from wwt.hook import worker_running
+from wwt.setup import codex, gemini
+from wwt.setup.plan import AGENTS
+
+OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
+
+
+@dataclass
+class Finding:
+    status: str
+    area: str
+    message: str
+    fix: str = ""
+
+
+def command_executable(command: str) -> str | None:
+    """The program a registered shell command runs (after ``VAR=value`` prefixes), if it exists."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    words = [w for w in words if not ("=" in w and not w.startswith(("/", ".")) and w.split("=")[0].isidentifier())]
+    if not words:
+        return None
+    exe = words[0]
+    return exe if os.path.isfile(exe) and os.access(exe, os.X_OK) else None
+
+
+def check_agent(agent: ModuleType) -> list[Finding]:
+    area = agent.LABEL
+    out: list[Finding] = []
+    try:
+        hooks = agent.registered_hooks()
+        server = agent.registered_mcp()
+    except WwtError as exc:
+        return [Finding(FAIL, area, str(exc), "fix the file by hand, then run `wwt setup`")]
+    for event, handlers in hooks.items():
+        if not handlers:
+            out.append(Finding(FAIL, area, f"no wwt hook for {event}", "run `wwt setup`"))
+        elif not command_executable(handlers[0].get("command", "")):
+            out.append(Finding(FAIL, area, f"{event} hook runs a missing program: {handlers[0].get('command')}",
+                               "run `wwt setup` again from the wwt you want to use"))
+        else:
+            out.append(Finding(OK, area, f"{event} hook registered"))
+    if not server:
+        out.append(Finding(FAIL, area, "MCP server 'wwt' not registered", "run `wwt setup`"))
+    elif not (os.path.isfile(str(server.get("command", ""))) and os.access(str(server.get("command")), os.X_OK)):
+        out.append(Finding(FAIL, area, f"MCP server command is missing: {server.get('command')}", "run `wwt setup`"))
+    else:
+        out.append(Finding(OK, area, "MCP server registered"))
+    if agent is gemini and not gemini.hooks_enabled():
+        out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false)", "run `wwt setup`"))
+    if agent is codex:
+        if not codex.hooks_feature_enabled():
+            out.append(Finding(FAIL, area, "hooks feature flag is off in config.toml", "run `wwt setup`"))
+        out.append(Finding(INFO, area, "Codex runs new hooks only after you trust them",
+                           "in Codex, open /hooks and trust the wwt Stop hook"))
+    return out
+
+
+def check_model() -> list[Finding]:
+    try:
+        from wwt.model_source import describe_model
+
+        info = describe_model(allow_download=False)
+    except Exception as exc:  # noqa: BLE001
+        return [Finding(FAIL, "model", f"cannot inspect the model: {exc}", "run `wwt model`")]
+    if not info.get("available"):
+        return [Finding(FAIL, "model", info.get("error", "model not available"), "run `wwt model` (or set WWT_MODEL_DIR)")]
+    if info.get("checksums_ok") is False:
+        return [Finding(FAIL, "model", f"model files in {info.get('model_dir')} fail their checksums",
+                        "delete that folder and run `wwt model`")]
+    return [Finding(OK, "model", f"model ready ({info.get('source')}: {info.get('model_dir')})")]
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def check_store() -> list[Finding]:
+    home = paths.data_dir(create=False)
+    out: list[Finding] = []
+    if not home.exists():
+        return [Finding(FAIL, "store", f"no data dir at {home}", "run `wwt setup`")]
+    if _mode(home) & 0o077:
+        out.append(Finding(FAIL, "store", f"{home} is readable by others (mode {_mode(home):o})", f"chmod 700 {home}"))
+    db = home / "wwt.sqlite3"
+    if not db.exists():
+        out.append(Finding(FAIL, "store", f"no store at {db}", "run `wwt setup` or `wwt ingest`"))
+        return out
+    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        if p.exists() and _mode(p) & 0o077:
+            out.append(Finding(FAIL, "store", f"{p} is readable by others (mode {_mode(p):o})", f"chmod 600 {p}"))
+    try:
+        from wwt.store import Store
+
+        with Store.open(db, readonly=True) as store:
+            stats = store.stats()
+            pending = store.queue_size()
+            failed = store.conn.execute(
+                "SELECT path, error FROM ingest_queue WHERE error IS NOT NULL ORDER BY id DESC LIMIT 3"
+            ).fetchall()
+            oldest = store.conn.execute(
+                "SELECT MIN(enqueued_at) FROM ingest_queue WHERE error IS NULL"
+            ).fetchone()[0]
+    except WwtError as exc:
+        return [*out, Finding(FAIL, "store", str(exc))]
+    out.append(Finding(OK, "store", f"{stats.get('sessions', 0)} sessions, {stats.get('chunks', 0)} chunks in {db}"))
+    for path, error in failed:
+        out.append(Finding(WARN, "worker", f"gave up on {path}: {error}", "check the file, then `wwt ingest` it"))
+    running = worker_running(home)
+    if pending and oldest and time.time() - oldest > 300 and not running:
+        out.append(Finding(FAIL, "worker", f"{pending} queued file(s) waiting for > 5 min and no worker running",
+                           "run `wwt worker` (or `wwt ingest`); see ingest.log"))
+    else:
+        state = "running" if running else "idle"
+        out.append(Finding(OK, "worker", f"{state}, {pending} file(s) queued"))
+    return out
+
+
+def check_log(tail_bytes: int = 20000) -> list[Finding]:
+    log = paths.data_dir(create=False) / "ingest.log"
+    if not log.exists():
+        return [Finding(INFO, "log", f"no {log} yet (written by hooks and the worker)")]
+    with open(log, "rb") as fh:
+        fh.seek(max(0, log.stat().st_size - tail_bytes))
+        lines = fh.read().decode("utf-8", "replace").splitlines()
+    errors = [ln for ln in lines if " ERROR " in ln or "hook failed" in ln or "crashed" in ln]
+    if errors:
+        return [Finding(WARN, "log", f"recent errors in {log}: {errors[-1][:200]}", f"see {log}")]
+    return [Finding(OK, "log", f"{log} ({log.stat().st_size} bytes, no recent errors)")]
+
+
+def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
+    chosen = agents if agents is not None else [a for a in AGENTS if a.detected()]
+    findings: list[Finding] = []
+    if not chosen:
+        findings.append(Finding(WARN, "agents", "no Claude Code, Gemini CLI or Codex CLI config found",
+                                "install an agent, then run `wwt setup`"))
+    for agent in chosen:
+        findings += check_agent(agent)
+    findings += check_model() + check_store() + check_log()
+    return findings
+
+
+def exit_code(findings: list[Finding]) -> int:
+    return 1 if any(f.status == FAIL for f in findings) else 0
+
+
+__all__ = ["Finding", "run_checks", "exit_code", "check_agent", "command_executable"]

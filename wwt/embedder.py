@@ -1,0 +1,273 @@
+"""multilingual-e5-small as int8 ONNX (onnxruntime + HF ``tokenizers``, no torch).
+
+Vectors are 384-d float32, mean-pooled over the attention mask and L2-normalised; queries get the
+``query: `` prefix and passages ``passage: `` (e5 is trained that way). Text is NFC-normalised first:
+decomposed Hangul (NFD, e.g. from macOS file names) measured cosine 0.92 to the composed form.
+
+Long text rule (the model fails on inputs over 512 tokens, so no call ever sends one): the text's tokens
+are cut into windows of ``capacity = 512 - 2 - len(prefix tokens)`` tokens that start every
+``capacity - WINDOW_OVERLAP`` tokens; the last window is shifted back to end at the last token, so every
+window is full and neighbours share at least ``WINDOW_OVERLAP`` tokens. Each window is embedded as
+``<s> prefix window </s>``; the text's vector is the token-count-weighted mean of the windows' mean-pooled
+(un-normalised) vectors, L2-normalised — i.e. mean pooling over the whole text, overlaps counted twice.
+
+Batching: every call pads only to the longest window in its batch (dynamic padding), sorts windows by
+length before batching, and bounds a batch by ``batch_size`` windows and ``MAX_BATCH_TOKENS`` padded tokens,
+so memory stays bounded whatever the input. Dynamic int8 quantization computes activation scales per batch,
+so a vector depends slightly on what it was batched with. Passages are therefore embedded one at a time by
+default (``PASSAGE_BATCH_SIZE = 1``): no padding, no batch dependence — the same chunk gets the same vector
+in a bulk and an incremental ingest — and on this 2-core machine it is also the fastest choice
+(benchmarks/RESULTS.md, "Embedder" section: batch 1 vs 4/8/16 on 200-400-token passages).
+
+One ONNX session per model folder and thread count per process (``load_embedder`` caches it).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from wwt.errors import ModelUnavailable, UsageError
+from wwt.model_source import (
+    Manifest,
+    ModelInfo,
+    check_model_dir,
+    load_manifest,
+    resolve_model,
+)
+
+WINDOW_OVERLAP = 128
+MAX_BATCH_TOKENS = 4096
+PASSAGE_BATCH_SIZE = 1
+QUERY_BATCH_SIZE = 16
+DEFAULT_MAX_THREADS = 4
+
+_CACHE: dict[tuple[str, int], Embedder] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def default_threads() -> int:
+    """``WWT_THREADS`` or min(4, cores): more intra-op threads than that buys little for a 12-layer model
+    and steals the laptop from the agent the user is talking to."""
+    raw = os.environ.get("WWT_THREADS")
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise UsageError(f"WWT_THREADS must be a positive integer, got {raw!r}")
+        return value
+    return max(1, min(DEFAULT_MAX_THREADS, os.cpu_count() or 1))
+
+
+def window_spans(n_tokens: int, capacity: int, overlap: int = WINDOW_OVERLAP) -> list[tuple[int, int]]:
+    """Token windows ``[start, end)`` covering ``n_tokens`` (see the module docstring for the rule)."""
+    if capacity < 1 or not 0 <= overlap < capacity:
+        raise ValueError(f"bad window: capacity={capacity} overlap={overlap}")
+    if n_tokens <= capacity:
+        return [(0, n_tokens)]
+    stride = capacity - overlap
+    spans = []
+    start = 0
+    while start + capacity < n_tokens:
+        spans.append((start, start + capacity))
+        start += stride
+    spans.append((n_tokens - capacity, n_tokens))
+    return spans
+
+
+def combine_windows(pooled: np.ndarray, weights: Sequence[int]) -> np.ndarray:
+    """Token-count-weighted mean of windows' mean-pooled vectors, L2-normalised."""
+    w = np.asarray(weights, dtype=np.float32)[:, None]
+    return l2_normalize((pooled * w).sum(axis=0, keepdims=True) / w.sum())[0]
+
+
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def plan_batches(
+    lengths: Sequence[int], batch_size: int, max_batch_tokens: int = MAX_BATCH_TOKENS
+) -> list[list[int]]:
+    """Group item indices into batches: sorted by length, at most ``batch_size`` items and
+    ``max_batch_tokens`` padded tokens each (a single item always fits: it is at most 512)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        longest = max(lengths[i], lengths[current[-1]] if current else 0)
+        if current and (len(current) >= batch_size or longest * (len(current) + 1) > max_batch_tokens):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+class Embedder:
+    """A loaded model. Build it with :func:`load_embedder` (cached per process)."""
+
+    def __init__(self, info: ModelInfo, threads: int | None = None) -> None:
+        self.info = info
+        self.threads = threads or default_threads()
+        manifest: Manifest = info.manifest
+        self.max_tokens = manifest.max_tokens
+        self.query_prefix = manifest.query_prefix
+        self.passage_prefix = manifest.passage_prefix
+        self._session, self._tokenizer = _load(info, self.threads)
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        outputs = self._session.get_outputs()
+        self._output_name = next((o.name for o in outputs if o.name == "last_hidden_state"), outputs[0].name)
+        out_dim = outputs[0].shape[-1] if outputs[0].shape else None
+        self.dim = out_dim if isinstance(out_dim, int) else manifest.dims
+        if self.dim != manifest.dims:
+            raise ModelUnavailable(
+                f"{info.model_path} gives {self.dim}-d vectors, expected {manifest.dims}; "
+                f"point WWT_MODEL_DIR at a multilingual-e5-small export"
+            )
+        tok = self._tokenizer
+        ids = [tok.token_to_id(t) for t in ("<s>", "</s>", "<pad>")]
+        if any(i is None for i in ids):
+            raise ModelUnavailable(
+                f"{info.tokenizer_path} is not an XLM-R tokenizer (<s>, </s>, <pad> missing)"
+            )
+        self._bos, self._eos, self._pad = ids
+        self._prefix_ids = {
+            p: tok.encode(p.rstrip(), add_special_tokens=False).ids
+            for p in (self.query_prefix, self.passage_prefix)
+        }
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts, self.query_prefix, QUERY_BATCH_SIZE)
+
+    def embed_passages(self, texts: Sequence[str], batch_size: int = PASSAGE_BATCH_SIZE) -> np.ndarray:
+        return self.embed(texts, self.passage_prefix, batch_size)
+
+    def token_windows(self, text: str, prefix: str) -> list[list[int]]:
+        """The exact id sequences that :meth:`embed` sends to the model for ``text``."""
+        return self._windows([self._content_ids([text])[0]], prefix)[0]
+
+    def embed(self, texts: Sequence[str], prefix: str, batch_size: int = PASSAGE_BATCH_SIZE) -> np.ndarray:
+        """Embed ``texts`` with ``prefix``: float32 (len(texts), dim), unit rows."""
+        if isinstance(texts, str):
+            raise TypeError("embed_*() takes a list of strings, not a string")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        windows = self._windows(self._content_ids(texts), prefix)
+        items = [(owner, ids) for owner, per_text in enumerate(windows) for ids in per_text]
+        pooled = np.empty((len(items), self.dim), dtype=np.float32)
+        for batch in plan_batches([len(ids) for _, ids in items], max(1, batch_size)):
+            pooled[batch] = self._run([items[i][1] for i in batch])
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        start = 0
+        for owner, per_text in enumerate(windows):
+            stop = start + len(per_text)
+            out[owner] = combine_windows(pooled[start:stop], [len(ids) for ids in per_text])
+            start = stop
+        return out
+
+    def _content_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"expected str, got {type(t).__name__}")
+        normalized = [unicodedata.normalize("NFC", t) for t in texts]
+        return [e.ids for e in self._tokenizer.encode_batch(normalized, add_special_tokens=False)]
+
+    def _windows(self, content: list[list[int]], prefix: str) -> list[list[list[int]]]:
+        head = [self._bos, *self._prefix_ids_for(prefix)]
+        capacity = self.max_tokens - len(head) - 1
+        return [
+            [head + ids[a:b] + [self._eos] for a, b in window_spans(len(ids), capacity)] for ids in content
+        ]
+
+    def _prefix_ids_for(self, prefix: str) -> list[int]:
+        if prefix not in self._prefix_ids:
+            self._prefix_ids[prefix] = self._tokenizer.encode(prefix.rstrip(), add_special_tokens=False).ids
+        return self._prefix_ids[prefix]
+
+    def _run(self, sequences: list[list[int]]) -> np.ndarray:
+        """Mean-pooled (not normalised) vectors of one padded batch."""
+        width = max(len(s) for s in sequences)
+        ids = np.full((len(sequences), width), self._pad, dtype=np.int64)
+        mask = np.zeros((len(sequences), width), dtype=np.int64)
+        for row, seq in enumerate(sequences):
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        feed: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        feed = {k: v for k, v in feed.items() if k in self._input_names}
+        hidden = self._session.run([self._output_name], feed)[0]
+        m = mask[:, :, None].astype(np.float32)
+        return (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+
+
+def _load(info: ModelInfo, threads: int) -> tuple[Any, Any]:
+    """Open the ONNX session and the tokenizer in parallel (each takes ~0.3-0.7 s and releases the GIL)."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = False
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    result: dict[str, Any] = {}
+
+    def open_session() -> None:
+        try:
+            result["session"] = ort.InferenceSession(
+                str(info.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own exception types for bad files
+            result["error"] = exc
+
+    worker = threading.Thread(target=open_session, name="wwt-onnx-load", daemon=True)
+    worker.start()
+    try:
+        tokenizer = Tokenizer.from_file(str(info.tokenizer_path))
+    except Exception as exc:
+        worker.join()
+        raise _unloadable(info, info.tokenizer_path, exc) from None
+    worker.join()
+    if "error" in result:
+        raise _unloadable(info, info.model_path, result["error"]) from None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return result["session"], tokenizer
+
+
+def _unloadable(info: ModelInfo, path: Path, exc: BaseException) -> ModelUnavailable:
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+    fix = (
+        "fix or unset WWT_MODEL_DIR"
+        if info.source == "env"
+        else f"delete {info.model_dir} and run again to re-download, or set WWT_MODEL_DIR"
+    )
+    return ModelUnavailable(f"cannot load {path} ({type(exc).__name__}: {reason}); {fix}")
+
+
+def load_embedder(model_dir: Path | str | None = None, threads: int | None = None) -> Embedder:
+    """The process-wide embedder for ``model_dir`` (default: :func:`wwt.model_source.resolve_model`)."""
+    if model_dir is not None:
+        folder = Path(model_dir).expanduser()
+        check_model_dir(folder, origin="model_dir")
+        info = ModelInfo(model_dir=folder, source="env", manifest=load_manifest(), pinned=False)
+    else:
+        info = resolve_model()
+    n_threads = threads or default_threads()
+    key = (str(info.model_dir.resolve()), n_threads)
+    with _CACHE_LOCK:
+        cached = _CACHE.get(key)
+        if cached is None:
+            cached = _CACHE[key] = Embedder(info, n_threads)
+        return cached

@@ -1,0 +1,104 @@
+"""Combine the lexical (BM25) and vector (cosine) legs into one ranking. Pure functions.
+
+Methods (all return ``(id, score)`` best first, ties broken by id ascending):
+
+- ``weighted_minmax`` (default): each leg's scores min-max normalised *within this query's candidates* to
+  [0, 1], then ``w_lex·lex + (1 − w_lex)·vec``; a side that did not return the id counts 0. Unlike the
+  original rule, a chunk found by only one leg still ranks (no floor).
+- ``rrf``: reciprocal rank fusion, ``Σ w / (k + rank)`` with ``k = 60``; scale-free, but on KorQuAD it lets
+  the weaker leg's top hit outrank the stronger leg's (see benchmarks/RESULTS.md).
+- ``original``: whatwasthat 1.0's rule, ``0.6·max(0, cos) + 0.4·bm25/max_bm25``, results under 0.5 dropped.
+  The original divided by the BM25 maximum over the *whole corpus's* top-k before filtering; here the
+  caller may pass that as ``bm25_max``, otherwise the maximum of the given lexical list stands in for it (the
+  same thing when the lexical list is the unfiltered top-k, as it was in the original).
+
+The default and its weight were picked on KorQuAD (Korean reading-comprehension questions, where lexical
+matching is strong); conversation recall favours the vector leg more, so both are parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+Ranked = Sequence[tuple[int, float]]
+
+METHODS = ("weighted_minmax", "rrf", "original")
+DEFAULT_METHOD = "weighted_minmax"
+DEFAULT_W_LEX = 0.7
+RRF_K = 60
+ORIGINAL_W_VECTOR = 0.6
+ORIGINAL_W_LEX = 0.4
+ORIGINAL_FLOOR = 0.5
+
+
+def fuse(lexical: Ranked, vector: Ranked, method: str = DEFAULT_METHOD, **params: float) -> list[tuple[int, float]]:
+    """Fused ranking of two ``(id, score)`` lists with ``method`` (see module doc for params)."""
+    try:
+        rule: Callable[..., list[tuple[int, float]]] = _RULES[method]
+    except KeyError:
+        raise ValueError(f"unknown fusion method {method!r}; choose one of {', '.join(METHODS)}") from None
+    return rule(lexical, vector, **params)
+
+
+def sort_ranked(scores: dict[int, float]) -> list[tuple[int, float]]:
+    """Score descending, then id ascending: deterministic whatever the input order."""
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def minmax(ranked: Ranked) -> dict[int, float]:
+    """Scores mapped to [0, 1] within the list; all-equal scores map to 1 (each is the best this leg has)."""
+    if not ranked:
+        return {}
+    values = [score for _, score in ranked]
+    low, high = min(values), max(values)
+    if high == low:
+        return {chunk_id: 1.0 for chunk_id, _ in ranked}
+    return {chunk_id: (score - low) / (high - low) for chunk_id, score in ranked}
+
+
+def weighted_minmax(lexical: Ranked, vector: Ranked, w_lex: float = DEFAULT_W_LEX) -> list[tuple[int, float]]:
+    if not 0.0 <= w_lex <= 1.0:
+        raise ValueError(f"w_lex must be within [0, 1], got {w_lex}")
+    lex, vec = minmax(lexical), minmax(vector)
+    fused = {
+        chunk_id: w_lex * lex.get(chunk_id, 0.0) + (1.0 - w_lex) * vec.get(chunk_id, 0.0)
+        for chunk_id in lex.keys() | vec.keys()
+    }
+    return sort_ranked(fused)
+
+
+def rrf(
+    lexical: Ranked, vector: Ranked, k: float = RRF_K, w_lex: float = 0.5
+) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion; ranks are 1-based positions after sorting each leg deterministically.
+    ``w_lex`` = 0.5 weighs both legs equally (scores are then twice the textbook ``1/(k+rank)`` sum / 2)."""
+    fused: dict[int, float] = {}
+    for weight, ranked in ((w_lex, lexical), (1.0 - w_lex, vector)):
+        for rank, (chunk_id, _) in enumerate(sort_ranked(dict(ranked)), start=1):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (k + rank)
+    return sort_ranked(fused)
+
+
+def original(
+    lexical: Ranked,
+    vector: Ranked,
+    bm25_max: float | None = None,
+    w_vector: float = ORIGINAL_W_VECTOR,
+    w_lex: float = ORIGINAL_W_LEX,
+    floor: float = ORIGINAL_FLOOR,
+) -> list[tuple[int, float]]:
+    top = bm25_max if bm25_max is not None else max((score for _, score in lexical), default=0.0)
+    lex = {chunk_id: (score / top if top > 0 else 0.0) for chunk_id, score in lexical}
+    vec = {chunk_id: max(0.0, score) for chunk_id, score in vector}
+    fused = {
+        chunk_id: w_vector * vec.get(chunk_id, 0.0) + w_lex * lex.get(chunk_id, 0.0)
+        for chunk_id in lex.keys() | vec.keys()
+    }
+    return sort_ranked({chunk_id: score for chunk_id, score in fused.items() if score >= floor})
+
+
+_RULES: dict[str, Callable[..., list[tuple[int, float]]]] = {
+    "weighted_minmax": weighted_minmax,
+    "rrf": rrf,
+    "original": original,
+}

@@ -1,0 +1,226 @@
+"""The two derived indexes (tantivy + hnswlib) under one folder, kept in step with SQLite.
+
+SQLite is the truth; the indexes are rebuilt or repaired from it without re-embedding (vectors are stored
+in SQLite). Crash safety: before touching the indexes the ingest removes ``SYNC_FILE``; after both indexes
+are saved and the store's change counter is bumped it writes the counter there. On open, a missing or
+outdated ``SYNC_FILE`` means "compare ids with SQLite and repair": ids in SQLite but not in an index are
+added from stored text/vectors, ids in an index but not in SQLite are deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wwt.errors import WwtError
+
+if TYPE_CHECKING:
+    from wwt.store import Store
+
+LEXICAL_DIR = "lexical"
+VECTOR_DIR = "vectors"  # a folder VectorIndex owns; its manifest changes on every save
+VECTOR_MANIFEST = "vectors.json"
+SYNC_FILE = "synced.json"
+DIM = 384
+
+
+@dataclass
+class RepairReport:
+    lexical_added: int = 0
+    lexical_removed: int = 0
+    vector_added: int = 0
+    vector_removed: int = 0
+    rebuilt: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.lexical_added or self.lexical_removed or self.vector_added or self.vector_removed
+                    or self.rebuilt)
+
+
+class Indexes:
+    """``.lexical`` (LexicalIndex) and ``.vector`` (VectorIndex) in ``index_dir``. ``broken`` names the
+    indexes that were missing or unreadable at open and were recreated empty (repair refills them)."""
+
+    def __init__(self, index_dir: Path, lexical: Any, vector: Any, broken: tuple[str, ...], dim: int) -> None:
+        self.index_dir = index_dir
+        self.lexical = lexical
+        self.vector = vector
+        self.broken = broken
+        self.dim = dim
+        self._vector_stamp = _stamp(index_dir / VECTOR_DIR / VECTOR_MANIFEST)
+
+    @classmethod
+    def open(cls, index_dir: Path, dim: int = DIM) -> Indexes:
+        index_dir = Path(index_dir)
+        index_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(index_dir, 0o700)
+        broken: list[str] = []
+        lexical = _open_lexical(index_dir / LEXICAL_DIR, broken)
+        vector = _open_vector(index_dir / VECTOR_DIR, dim, broken)
+        return cls(index_dir, lexical, vector, tuple(broken), dim)
+
+    def close(self) -> None:
+        close = getattr(self.lexical, "close", None)
+        if close is not None:
+            close()
+
+    # ---- readers -------------------------------------------------------------------------------------
+
+    def reload_if_changed(self) -> None:
+        """Pick up what another process (the ingest worker) committed."""
+        self.lexical.reload()
+        stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
+        if stamp != self._vector_stamp:
+            from wwt.vector_index import VectorIndex
+
+            self.vector = VectorIndex(self.index_dir / VECTOR_DIR, self.dim)
+            self._vector_stamp = stamp
+
+    # ---- sync bookkeeping ----------------------------------------------------------------------------
+
+    def synced_counter(self) -> int | None:
+        try:
+            return int(json.loads((self.index_dir / SYNC_FILE).read_text())["change_counter"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def mark_unsynced(self) -> None:
+        (self.index_dir / SYNC_FILE).unlink(missing_ok=True)
+
+    def mark_synced(self, counter: int) -> None:
+        tmp = self.index_dir / (SYNC_FILE + ".tmp")
+        tmp.write_text(json.dumps({"change_counter": counter}))
+        os.replace(tmp, self.index_dir / SYNC_FILE)
+
+    def needs_repair(self, store: Store) -> bool:
+        return bool(self.broken) or self.synced_counter() != store.change_counter()
+
+    def verify_against(self, store: Store) -> bool:
+        """True when both indexes hold exactly SQLite's chunk ids."""
+        ids = store.all_chunk_ids()
+        return set(self.lexical.all_ids()) == ids and set(self.vector.all_ids()) == ids
+
+    # ---- writes --------------------------------------------------------------------------------------
+
+    def apply(self, store: Store, added: Iterable[int], removed: Iterable[int]) -> None:
+        """Mirror an ingest's chunk changes (ids already committed in SQLite) into both indexes and save."""
+        added, removed = sorted(set(added)), sorted(set(removed))
+        if removed:
+            self.lexical.delete(removed)
+            self.vector.delete(removed)
+        if added:
+            self._add_rows(store, added)
+        self.lexical.commit()
+        self.vector.save()
+        self._vector_stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
+
+    def repair(self, store: Store) -> RepairReport:
+        """Make both indexes hold exactly SQLite's chunk ids (no embedding: vectors come from SQLite)."""
+        report = RepairReport(rebuilt=self.broken)
+        truth = store.all_chunk_ids()
+        lex_ids = set(self.lexical.all_ids())
+        vec_ids = set(self.vector.all_ids())
+        lex_missing, lex_extra = truth - lex_ids, lex_ids - truth
+        vec_missing, vec_extra = truth - vec_ids, vec_ids - truth
+        if lex_extra:
+            self.lexical.delete(sorted(lex_extra))
+        if vec_extra:
+            self.vector.delete(sorted(vec_extra))
+        if lex_missing or vec_missing:
+            self._add_rows(store, sorted(lex_missing | vec_missing), lexical_ids=lex_missing, vector_ids=vec_missing)
+        self.lexical.commit()
+        self.vector.save()
+        self._vector_stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
+        report.lexical_added, report.lexical_removed = len(lex_missing), len(lex_extra)
+        report.vector_added, report.vector_removed = len(vec_missing), len(vec_extra)
+        self.broken = ()
+        self.mark_synced(store.change_counter())
+        return report
+
+    def _add_rows(
+        self, store: Store, ids: list[int], lexical_ids: set[int] | None = None, vector_ids: set[int] | None = None
+    ) -> None:
+        import numpy as np
+
+        from wwt.lexical_index import LexDoc
+
+        for rows in store.iter_index_rows(ids):
+            docs = [
+                LexDoc(
+                    id=r["id"], text=r["lexical_text"], session_id=r["root_session_id"], project=r["project"],
+                    platform=r["platform"], git_branch=r["git_branch"], cwd=r["cwd"], start_ts=r["start_ts"],
+                    end_ts=r["end_ts"],
+                )
+                for r in rows
+                if lexical_ids is None or r["id"] in lexical_ids
+            ]
+            if docs:
+                self.lexical.add(docs)
+            vec_rows = [
+                r for r in rows
+                if r["vector"] is not None and r["dim"] == self.dim and (vector_ids is None or r["id"] in vector_ids)
+            ]
+            if vec_rows:
+                matrix = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in vec_rows])
+                self.vector.add([r["id"] for r in vec_rows], matrix)
+
+
+def rebuild(store: Store, index_dir: Path, dim: int = DIM) -> Indexes:
+    """``wwt reindex``: throw both indexes away and rebuild them from SQLite (no re-embedding)."""
+    index_dir = Path(index_dir)
+    shutil.rmtree(index_dir / LEXICAL_DIR, ignore_errors=True)
+    shutil.rmtree(index_dir / VECTOR_DIR, ignore_errors=True)
+    (index_dir / SYNC_FILE).unlink(missing_ok=True)
+    indexes = Indexes.open(index_dir, dim)
+    indexes.repair(store)
+    return indexes
+
+
+def open_synced(store: Store, index_dir: Path, dim: int = DIM) -> tuple[Indexes, RepairReport | None]:
+    """Open and, when a crash or a damaged file left them out of step with SQLite, repair them."""
+    indexes = Indexes.open(index_dir, dim)
+    if indexes.needs_repair(store):
+        return indexes, indexes.repair(store)
+    return indexes, None
+
+
+def _open_lexical(path: Path, broken: list[str]) -> Any:
+    from wwt.lexical_index import LexicalIndex
+
+    try:
+        if path.exists() and any(path.iterdir()):
+            return LexicalIndex(path)
+    except (WwtError, OSError, ValueError):
+        pass
+    else:
+        broken.append("lexical")
+        return LexicalIndex(path)
+    broken.append("lexical")
+    shutil.rmtree(path, ignore_errors=True)
+    return LexicalIndex(path)
+
+
+def _open_vector(path: Path, dim: int, broken: list[str]) -> Any:
+    from wwt.vector_index import VectorIndex
+
+    if path.exists() and any(path.iterdir()):
+        try:
+            return VectorIndex(path, dim)
+        except (WwtError, OSError, ValueError, RuntimeError):
+            shutil.rmtree(path, ignore_errors=True)
+    broken.append("vector")
+    return VectorIndex(path, dim)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)

@@ -1,0 +1,425 @@
+"""Incremental ingest under a single-writer lock.
+
+Order of work, chosen so that ``kill -9`` at any point leaves a consistent store the next run completes:
+
+1. per file, one SQLite transaction: merged messages + the file's new size/mtime/offset/hash + the touched
+   sessions recorded in ``dirty_sessions``;
+2. per dirty session: chunk (pure), embed only texts whose hash is not cached (vectors committed as they are
+   computed), then one transaction replacing the session's chunks and clearing its dirty mark;
+3. flush to the indexes: the index sync marker is removed, both indexes updated and saved, the change
+   counter bumped, the marker rewritten. A crash before the marker is rewritten makes the next open compare
+   ids with SQLite and repair (no re-embedding).
+
+Skipping: a file whose size and mtime are unchanged is not opened. Same size, new mtime → its hash decides.
+Appended JSONL is parsed from the consumed offset when the bytes before it are unchanged (head + the 4 KiB
+before the offset hashed); otherwise, or when the parser says ``requires_full_reparse``, the whole file is
+re-parsed and diffed by message id. A file that disappeared is only marked missing: its messages stay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wwt.chunker import chunk_session
+from wwt.errors import WwtError
+from wwt.indexes import Indexes, RepairReport
+from wwt.models import Session
+from wwt.store import Store, StoredChunk
+
+APPEND_ONLY_SUFFIXES = (".jsonl",)
+FINGERPRINT_BYTES = 4096
+EMBED_BATCH = 16  # texts per embedder call; vectors are committed after each call
+FLUSH_EVERY_S = 60.0  # long first ingests publish to the indexes this often, so search sees progress
+LOCK_FILE = "ingest.lock"
+
+Progress = Callable[[int, int, "str | None"], Any]
+
+
+class IngestBusy(WwtError):
+    """Another wwt process is ingesting right now."""
+
+
+@dataclass
+class IngestSummary:
+    files_seen: int = 0
+    files_skipped: int = 0
+    files_parsed: int = 0
+    files_missing: int = 0
+    sessions: int = 0  # sessions whose messages changed
+    messages_added: int = 0
+    messages_removed: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    chunks_embedded: int = 0  # texts sent to the model (cache misses)
+    bad_lines: int = 0
+    seconds: float = 0.0
+    index_repair: dict | None = None
+    notes: list[str] = field(default_factory=list)  # "path: note" lines, bounded
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < 200:
+            self.notes.append(text)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# ------------------------------------------------------------------------------------------ small rules
+
+
+def fingerprint(path: Path, upto: int, whole: bool) -> str:
+    """Hash identifying a file's content up to ``upto``: the whole file for rewritten formats, the head and
+    the bytes just before the offset for append-only ones (cheap, and catches a rewrite before the offset)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        if whole:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        else:
+            h.update(fh.read(min(FINGERPRINT_BYTES, upto)))
+            tail_start = max(0, upto - FINGERPRINT_BYTES)
+            fh.seek(tail_start)
+            h.update(fh.read(upto - tail_start))
+            h.update(str(upto).encode())
+    return h.hexdigest()[:32]
+
+
+def is_append_only(path: Path) -> bool:
+    return path.suffix.lower() in APPEND_ONLY_SUFFIXES
+
+
+def resume_offset(path: Path, size: int, row: Any) -> int:
+    """Where to resume parsing: the consumed offset when only bytes after it can have changed, else 0."""
+    if row is None or not is_append_only(path) or row.consumed_offset <= 0:
+        return 0
+    if size < row.consumed_offset or size < row.size:
+        return 0  # shrank: rewritten
+    try:
+        same = fingerprint(path, row.consumed_offset, whole=False) == row.content_hash
+    except OSError:
+        return 0
+    return row.consumed_offset if same else 0
+
+
+def iter_log_files(paths: Iterable[Path] | None) -> Iterator[tuple[Path, str | None]]:
+    """(file, platform) for explicit files/folders (any depth), or every platform's default locations."""
+    from wwt import parsers
+
+    roots = None if paths is None else [Path(p).expanduser() for p in paths]
+    for path, found in parsers.discover(roots):
+        yield Path(path), _platform_of(found)
+
+
+def _platform_of(found: Any) -> str | None:
+    if found is None or isinstance(found, str):
+        return found
+    return getattr(found, "platform", None)
+
+
+# ------------------------------------------------------------------------------------------ locking
+
+
+def writer_lock(store: Store, timeout: float = -1) -> Any:
+    """The single-writer lock in the data dir (``timeout`` seconds, -1 = wait)."""
+    from filelock import FileLock
+
+    return FileLock(str(store.path.parent / LOCK_FILE), timeout=timeout)
+
+
+def _locked(store: Store, timeout: float) -> Any:
+    from filelock import Timeout
+
+    lock = writer_lock(store, timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise IngestBusy("another wwt ingest is running; try again when it finishes") from None
+    return lock
+
+
+# ------------------------------------------------------------------------------------------ ingest
+
+
+class _Run:
+    def __init__(self, store: Store, indexes: Indexes, embedder_factory: Callable[[], Any]) -> None:
+        self.store = store
+        self.indexes = indexes
+        self.embedder_factory = embedder_factory
+        self.embedder: Any = None
+        self.summary = IngestSummary()
+        self.added: set[int] = set()
+        self.removed: set[int] = set()
+        self.last_flush = time.monotonic()
+
+    # ---- files -----------------------------------------------------------------------------------
+
+    def process_file(self, path: Path, platform: str | None) -> None:
+        from wwt.parsers import parse_file
+
+        s = self.summary
+        key = str(path.resolve())
+        try:
+            st = path.stat()
+        except OSError as exc:
+            s.note(f"{path}: cannot read ({exc.strerror})")
+            return
+        row = self.store.get_file(key)
+        if row is not None and not row.missing and row.size == st.st_size and row.mtime_ns == st.st_mtime_ns:
+            s.files_skipped += 1
+            return
+        try:
+            start = resume_offset(path, st.st_size, row)
+            if row is not None and (start == st.st_size or (start == 0 and row.size == st.st_size)):
+                # Touched but not changed (mtime only): the hash says so, no parse needed.
+                whole = not is_append_only(path)
+                upto = row.consumed_offset if not whole else st.st_size
+                if upto > 0 and fingerprint(path, upto, whole) == row.content_hash:
+                    with self.store.transaction():
+                        self.store.upsert_file(key, row.platform, st.st_size, st.st_mtime_ns,
+                                               row.consumed_offset, row.content_hash)
+                    s.files_skipped += 1
+                    return
+            sessions, report = parse_file(path, start)
+            if start and report.requires_full_reparse:
+                start = 0
+                sessions, report = parse_file(path, 0)
+        except OSError as exc:
+            s.note(f"{path}: cannot read ({exc.strerror})")
+            return
+        s.files_parsed += 1
+        s.bad_lines += report.bad_lines
+        for text in report.notes[:3]:
+            s.note(f"{path.name}: {text}")
+        consumed = report.end_offset if (report.end_offset and is_append_only(path)) else st.st_size
+        whole = not is_append_only(path)
+        content_hash = fingerprint(path, consumed if not whole else st.st_size, whole) if consumed else None
+        self.merge(key, report.platform or platform, st, consumed, content_hash, sessions, full=start == 0)
+
+    def merge(
+        self, key: str, platform: str | None, st: Any, consumed: int, content_hash: str | None,
+        sessions: list[Session], full: bool,
+    ) -> None:
+        store, s = self.store, self.summary
+        touched: set[str] = set()
+        with store.transaction():
+            file_id = store.upsert_file(key, platform, st.st_size, st.st_mtime_ns, consumed, content_hash)
+            parsed_ids = set()
+            for session in sessions:
+                if store.is_forgotten(session.session_id):
+                    continue
+                parsed_ids.add(session.session_id)
+                root = _resolve_root(store, session)
+                store.upsert_session(session, root, file_id)
+                added, removed = store.merge_messages(session.session_id, session.messages, file_id, full)
+                s.messages_added += added
+                s.messages_removed += removed
+                if added or removed or full:
+                    touched.add(session.session_id)
+            if full:
+                for sid in store.file_session_ids(file_id):
+                    if sid not in parsed_ids:  # the file no longer holds this session at all (rewritten)
+                        _, removed = store.merge_messages(sid, [], file_id, full=True)
+                        s.messages_removed += removed
+                        touched.add(sid)
+            store.mark_dirty(touched)
+        s.sessions += len(touched)
+
+    # ---- chunks ----------------------------------------------------------------------------------
+
+    def rechunk_dirty(self) -> None:
+        for sid in self.store.dirty_sessions():
+            self.rechunk(sid)
+
+    def rechunk(self, session_id: str) -> None:
+        store, s = self.store, self.summary
+        rows = store.session_messages(session_id)
+        root = store.session_root(session_id) or session_id
+        chunks = chunk_session(
+            [r.to_message() for r in rows], session_id=session_id, root_session_id=root, seqs=[r.seq for r in rows]
+        )
+        existing = store.chunk_keys(session_id)
+        fresh = [c for c in chunks if c.chunk_key not in existing]
+        cached = store.cached_vectors(c.embed_hash for c in fresh)
+        todo: dict[str, str] = {}
+        for c in fresh:
+            if c.embed_hash not in cached:
+                todo.setdefault(c.embed_hash, c.embed_text)
+        if todo:
+            self.embed(list(todo.items()))
+        stored = [
+            StoredChunk(
+                chunk_key=c.chunk_key, session_id=c.session_id, root_session_id=c.root_session_id,
+                first_seq=c.first_seq, last_seq=c.last_seq, start_ts=c.start_ts, end_ts=c.end_ts,
+                embed_text=c.embed_text, lexical_text=c.lexical_text, display_text=c.display_text,
+                embed_hash=c.embed_hash,
+            )
+            for c in chunks
+        ]
+        with store.transaction():
+            added, removed = store.replace_chunks(session_id, stored)
+            store.clear_dirty(session_id)
+        s.chunks_added += len(added)
+        s.chunks_removed += len(removed)
+        self.added.update(added)
+        self.added.difference_update(removed)
+        self.removed.update(removed)
+
+    def embed(self, items: list[tuple[str, str]]) -> None:
+        import numpy as np
+
+        if self.embedder is None:
+            self.embedder = self.embedder_factory()
+            self._check_model()
+        for start in range(0, len(items), EMBED_BATCH):
+            part = items[start : start + EMBED_BATCH]
+            vectors = np.asarray(self.embedder.embed_passages([text for _, text in part]), dtype=np.float32)
+            dim = int(vectors.shape[1])
+            self.store.put_vectors((h, dim, vectors[i].tobytes()) for i, (h, _) in enumerate(part))
+            self.summary.chunks_embedded += len(part)
+
+    def _check_model(self) -> None:
+        """Cached vectors are only valid for the model that made them: record it, warn on a change."""
+        info = getattr(self.embedder, "info", None)
+        manifest = getattr(info, "manifest", None)
+        label = getattr(manifest, "label", None)
+        if not label:
+            return
+        known = self.store.get_meta("embed_model")
+        if known is None:
+            self.store.set_meta("embed_model", label)
+        elif known != label:
+            self.summary.note(
+                f"embedding model changed ({known} → {label}); run `wwt reset` and re-ingest to re-embed old chunks"
+            )
+
+    # ---- indexes ---------------------------------------------------------------------------------
+
+    def flush(self, force: bool = True) -> None:
+        if not force and time.monotonic() - self.last_flush < FLUSH_EVERY_S:
+            return
+        self.last_flush = time.monotonic()
+        if not self.added and not self.removed:
+            return
+        self.indexes.mark_unsynced()
+        self.indexes.apply(self.store, self.added, self.removed)
+        counter = self.store.bump_change_counter()
+        self.indexes.mark_synced(counter)
+        self.added.clear()
+        self.removed.clear()
+
+
+def _resolve_root(store: Store, session: Session) -> str:
+    """The conversation a session belongs to: itself, or its parent's root (a stub parent if unseen)."""
+    parent = session.parent_session_id
+    if not parent or parent == session.session_id:
+        return session.session_id
+    root = store.session_root(parent)
+    if root is None:
+        store.ensure_stub_session(parent, session)
+        return parent
+    return root
+
+
+def ingest(
+    paths: list[Path] | None,
+    store: Store,
+    indexes: Indexes,
+    embedder_factory: Callable[[], Any],
+    progress: Progress | None = None,
+    lock_timeout: float = -1,
+) -> IngestSummary:
+    """Ingest ``paths`` (files/folders) or every platform's default log locations when ``None``."""
+    started = time.monotonic()
+    lock = _locked(store, lock_timeout)
+    try:
+        run = _Run(store, indexes, embedder_factory)
+        if indexes.needs_repair(store):
+            run.summary.index_repair = asdict(indexes.repair(store))
+        files = list(iter_log_files(paths))
+        run.summary.files_seen = len(files)
+        found = {p.resolve() for p, _ in files}
+        for p in paths or []:
+            if Path(p).is_file() and Path(p).resolve() not in found:
+                run.summary.note(f"{p}: not a recognised agent log")
+        run.rechunk_dirty()  # work an interrupted run left behind
+        for done, (path, platform) in enumerate(files):
+            if progress is not None:
+                progress(len(files), done, str(path))
+            run.process_file(path, platform)
+            run.rechunk_dirty()
+            run.flush(force=False)
+        if progress is not None:
+            progress(len(files), len(files), None)
+        run.summary.files_missing = _mark_missing(store, paths, {str(p.resolve()) for p, _ in files})
+        run.flush()
+        store.set_meta("last_ingest", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        run.summary.seconds = round(time.monotonic() - started, 3)
+        return run.summary
+    finally:
+        lock.release()
+
+
+def _mark_missing(store: Store, paths: list[Path] | None, seen: set[str]) -> int:
+    """Files the agents deleted: flagged, never purged (the archive outlives the agents' cleanup)."""
+    roots = None if paths is None else [str(Path(p).expanduser().resolve()) for p in paths]
+    missing = 0
+    for row in store.all_files():
+        if row.path in seen or row.missing:
+            continue
+        if roots is not None and not any(row.path == r or row.path.startswith(r.rstrip("/") + "/") for r in roots):
+            continue
+        if not Path(row.path).exists():
+            store.mark_file_missing(row.path)
+            missing += 1
+    return missing
+
+
+def reindex(store: Store, index_dir: Path, lock_timeout: float = -1) -> Indexes:
+    """Rebuild both indexes from SQLite without re-embedding."""
+    from wwt.indexes import rebuild
+
+    lock = _locked(store, lock_timeout)
+    try:
+        indexes = rebuild(store, index_dir)
+        counter = store.bump_change_counter()
+        indexes.mark_synced(counter)
+        return indexes
+    finally:
+        lock.release()
+
+
+def repair_indexes(store: Store, indexes: Indexes) -> RepairReport:
+    lock = _locked(store, -1)
+    try:
+        return indexes.repair(store)
+    finally:
+        lock.release()
+
+
+def forget(store: Store, indexes: Indexes, session_id: str | None = None, project: str | None = None,
+           lock_timeout: float = -1) -> int:
+    """Delete conversations (with their subagents) from SQLite and both indexes for good; later ingests of
+    their still-present logs will not bring them back. Returns how many conversations were removed."""
+    lock = _locked(store, lock_timeout)
+    try:
+        victims = store.sessions_to_forget(session_id, project)
+        if not victims:
+            return 0
+        conversations = sum(1 for sid in victims if store.session_root(sid) == sid)
+        store.conn.execute("PRAGMA secure_delete = ON")
+        with store.transaction():
+            chunk_ids = store.delete_sessions(victims)
+        store.prune_embeddings()
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        indexes.mark_unsynced()
+        indexes.apply(store, [], chunk_ids)
+        counter = store.bump_change_counter()
+        indexes.mark_synced(counter)
+        return conversations
+    finally:
+        lock.release()

@@ -1,0 +1,334 @@
+"""Helpers every platform parser shares: a bounded-memory JSONL reader, timestamp normalisation, content
+flattening, tool-call/tool-result rendering. Pure and small so each rule can be pinned by a test."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from wwt.models import ParseReport
+
+MAX_LINE_BYTES = 32 * 1024 * 1024  # longer lines are skipped (counted): one pasted blob must not eat RAM
+HEAD_BYTES = 8192  # what ``detect`` gets to look at
+_SKIP_CHUNK = 1 << 20
+
+TOOL_RESULT_HEAD = 2000
+TOOL_RESULT_TAIL = 500
+TOOL_INPUT_MAX = 1000
+
+
+# --------------------------------------------------------------------------------------------- reading
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """First ``size`` bytes of a file, or b"" when it cannot be read (detection must never raise)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def _decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
+    """json.loads with salvage: invalid UTF-8 bytes become U+FFFD (line counted bad but kept)."""
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        report.bad_lines += 1
+        report.note(f"invalid UTF-8 in line at byte {offset} (bad bytes replaced)")
+        try:
+            return json.loads(raw.decode("utf-8", errors="replace"))
+        except ValueError:
+            return None
+    except (ValueError, RecursionError):
+        report.bad_lines += 1
+        report.note(f"malformed JSON line at byte {offset}")
+        return None
+
+
+def iter_jsonl(
+    path: Path,
+    report: ParseReport,
+    start_offset: int = 0,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Yield ``(offset, end_offset, obj)`` for every complete JSON-object line from ``start_offset`` on.
+
+    Memory is bounded by ``max_line_bytes`` whatever the file size. Malformed lines, non-object values,
+    invalid UTF-8 and over-long lines are counted in ``report`` (invalid UTF-8 is salvaged with U+FFFD).
+    A last line without a newline is yielded only if it parses (a writer may still be appending to it);
+    otherwise it is counted as truncated and ``report.end_offset`` stays before it so a later resume
+    re-reads it. ``report.end_offset`` always ends up at the resume point."""
+    report.end_offset = start_offset
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        report.note(f"cannot open: {exc.strerror or exc}")
+        return
+    with fh:
+        try:
+            if start_offset:
+                fh.seek(start_offset)
+        except OSError as exc:
+            report.note(f"cannot seek: {exc}")
+            return
+        offset = start_offset
+        while True:
+            try:
+                raw = fh.readline(max_line_bytes + 1)
+            except OSError as exc:
+                report.note(f"read error at byte {offset}: {exc.strerror or exc}")
+                return
+            if not raw:
+                return
+            end = offset + len(raw)
+            complete = raw.endswith(b"\n")
+            if not complete and len(raw) > max_line_bytes:
+                # Over-long line: skip to its end in bounded chunks.
+                while True:
+                    more = fh.readline(_SKIP_CHUNK)
+                    end += len(more)
+                    if not more or more.endswith(b"\n"):
+                        complete = bool(more)
+                        break
+                report.lines += 1
+                report.bad_lines += 1
+                report.note(f"line at byte {offset} longer than {max_line_bytes} bytes skipped")
+                if complete:
+                    report.end_offset = end
+                offset = end
+                continue
+            stripped = raw.strip()
+            if not stripped:
+                offset = end
+                if complete:
+                    report.end_offset = end
+                continue
+            report.lines += 1
+            if not complete:
+                # Last line without newline: accept only if it is a whole JSON value.
+                try:
+                    obj = json.loads(stripped)
+                except (ValueError, RecursionError):
+                    report.bad_lines += 1
+                    report.note(f"truncated last line at byte {offset}")
+                    return
+                if isinstance(obj, dict):
+                    report.end_offset = end
+                    yield offset, end, obj
+                else:
+                    report.bad_lines += 1
+                    report.end_offset = end
+                return
+            obj = _decode_line(stripped, report, offset)
+            report.end_offset = end
+            if isinstance(obj, dict):
+                yield offset, end, obj
+            elif obj is not None:
+                report.bad_lines += 1
+                report.note(f"line at byte {offset} is JSON but not an object")
+            offset = end
+
+
+def load_json_file(path: Path, report: ParseReport, max_bytes: int = 256 * 1024 * 1024) -> Any:
+    """Whole-file JSON (Gemini ``.json``, ``.meta.json`` sidecars). None (counted) when unreadable/bad."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            report.note(f"file larger than {max_bytes} bytes skipped")
+            return None
+        raw = path.read_bytes()
+    except OSError as exc:
+        report.note(f"cannot read: {exc.strerror or exc}")
+        return None
+    report.end_offset = len(raw)
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        try:
+            report.bad_lines += 1
+            report.note("invalid UTF-8 (bad bytes replaced)")
+            return json.loads(raw.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
+            return None
+    except (ValueError, RecursionError):
+        report.bad_lines += 1
+        report.note("malformed JSON")
+        return None
+
+
+# ------------------------------------------------------------------------------------------ timestamps
+
+_EPOCH_MS_THRESHOLD = 1e11  # numbers above this are milliseconds (1e11 s is year 5138)
+_MIN_YEAR, _MAX_YEAR = 1990, 2200
+
+
+def iso_timestamp(value: Any) -> str | None:
+    """Normalise an ISO string or epoch number (s or ms) to ``YYYY-MM-DDTHH:MM:SS[.mmm]Z`` UTC; None for junk.
+
+    Naive datetimes are taken as UTC (the agents write UTC)."""
+    if value is None or isinstance(value, bool):
+        return None
+    dt: datetime | None = None
+    try:
+        if isinstance(value, (int, float)):
+            dt = _from_epoch(float(value))
+        elif isinstance(value, str):
+            text = value.strip()
+            if not text or len(text) > 64:
+                return None
+            if text.replace(".", "", 1).isdigit():
+                dt = _from_epoch(float(text))
+            else:
+                if text.endswith(("Z", "z")):
+                    text = text[:-1] + "+00:00"
+                dt = datetime.fromisoformat(text)
+    except (ValueError, OverflowError, OSError):
+        return None
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    try:
+        dt = dt.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
+        return None
+    if not (_MIN_YEAR <= dt.year <= _MAX_YEAR):
+        return None
+    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if dt.microsecond:
+        base += f".{dt.microsecond // 1000:03d}"
+    return base + "Z"
+
+
+def _from_epoch(number: float) -> datetime | None:
+    if number != number or number <= 0:  # NaN or non-positive
+        return None
+    if number > _EPOCH_MS_THRESHOLD:
+        number /= 1000.0
+    return datetime.fromtimestamp(number, tz=timezone.utc)
+
+
+# ------------------------------------------------------------------------------------------------ text
+
+
+def nfc(text: str) -> str:
+    """NFC-normalise (macOS writes NFD Hangul in paths/pastes; search must see one form)."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", text)
+
+
+_TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+def flatten_text(content: Any) -> str:
+    """Join the text of a string / block list / ``{"text": ...}`` part; images, base64 and other binary
+    blocks are dropped. Blocks are joined with a blank line."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        ctype = content.get("type")
+        if ctype is None or ctype in _TEXT_BLOCK_TYPES:
+            text = content.get("text")
+            return text if isinstance(text, str) else ""
+        if ctype == "tool_result":
+            return flatten_text(content.get("content"))
+        return ""
+    if isinstance(content, list):
+        parts = [flatten_text(item) for item in content]
+        return "\n\n".join(p for p in parts if p)
+    return ""
+
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+
+
+def strip_ansi(text: str) -> str:
+    """Drop terminal colour/cursor escapes (tool output and command echoes carry them)."""
+    return _ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
+def bound_text(text: str, head: int = TOOL_RESULT_HEAD, tail: int = TOOL_RESULT_TAIL) -> str:
+    """Keep the head and tail of a huge output with a marker saying how much was cut."""
+    if len(text) <= head + tail + 100:
+        return text
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[… {cut} chars omitted …]\n{text[-tail:]}"
+
+
+# Keys whose value best says what a tool call did, in priority order.
+_TOOL_INPUT_KEYS = (
+    "command",
+    "cmd",
+    "file_path",
+    "pattern",
+    "query",
+    "path",
+    "absolute_path",
+    "notebook_path",
+    "url",
+    "prompt",
+    "description",
+    "dir_path",
+    "content",
+)
+
+
+def render_tool_call(name: str, tool_input: Any, limit: int = TOOL_INPUT_MAX) -> str:
+    """``name`` + a compact rendering of its input: the command/path/pattern when there is one, else
+    compact JSON. Bounded so a Write of a 1 MB file does not become a 1 MB message."""
+    detail = _render_input(tool_input)
+    text = f"{name}: {detail}" if detail else name
+    if len(text) > limit:
+        text = text[:limit] + " …"
+    return text
+
+
+def _render_input(tool_input: Any) -> str:
+    if tool_input is None:
+        return ""
+    if isinstance(tool_input, str):
+        # Codex stores arguments as a JSON string.
+        stripped = tool_input.strip()
+        if stripped.startswith(("{", "[")):
+            try:
+                return _render_input(json.loads(stripped))
+            except ValueError:
+                return stripped
+        return stripped
+    if isinstance(tool_input, list):
+        if all(isinstance(x, str) for x in tool_input):
+            return " ".join(tool_input)
+        return _compact_json(tool_input)
+    if isinstance(tool_input, dict):
+        for key in _TOOL_INPUT_KEYS:
+            value = tool_input.get(key)
+            if isinstance(value, list) and value and all(isinstance(x, str) for x in value):
+                value = " ".join(value)
+            if isinstance(value, str) and value.strip():
+                rendered = value.strip()
+                where = tool_input.get("path")
+                if key in ("pattern", "query") and isinstance(where, str) and where.strip():
+                    rendered += f" in {where.strip()}"
+                return rendered
+        return _compact_json(tool_input)
+    return str(tool_input)
+
+
+def _compact_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def join_nonempty(parts: Iterable[str | None], sep: str = "\n\n") -> str:
+    return sep.join(p for p in parts if p)

@@ -1,0 +1,269 @@
+"""Presentation: search hits, archived conversations and status as terminal text (rich) or stable JSON.
+
+Kept apart from the CLI so the MCP server can reuse the JSON shape. rich measures East-Asian wide characters,
+so Korean/Chinese excerpts wrap correctly inside 80–120 columns.
+"""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.padding import Padding
+from rich.text import Text
+
+from wwt.models import Filters
+from wwt.search import SearchOutcome, SessionHit
+
+JSON_SCHEMA_VERSION = 1
+MESSAGE_CHARS = 2000  # `wwt show` cuts longer messages unless --full
+
+PLATFORM_NAMES = {"claude-code": "Claude Code", "gemini-cli": "Gemini CLI", "codex-cli": "Codex CLI"}
+
+
+def format_when(iso: str | None) -> str:
+    """ISO UTC → local ``YYYY-MM-DD HH:MM``; unknown stays visible as ``?``."""
+    if not iso:
+        return "?"
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso[:16]
+    if moment.tzinfo is not None:
+        moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def resume_line(hit: SessionHit) -> str | None:
+    """The copy-pastable command to reopen the session. Claude Code and Gemini CLI find sessions per project
+    folder, so their command starts with a ``cd`` into the session's cwd."""
+    if not hit.resume:
+        return None
+    if hit.platform in ("claude-code", "gemini-cli") and hit.cwd:
+        return f"cd {shlex.quote(hit.cwd)} && {hit.resume}"
+    return hit.resume
+
+
+def hits_to_json(query: str, outcome: SearchOutcome, filters: Filters, scope: str) -> dict[str, Any]:
+    """The documented ``wwt search --json`` shape (see docs/cli.md). Only add keys; never rename."""
+    return {
+        "version": JSON_SCHEMA_VERSION,
+        "query": query,
+        "scope": scope,
+        "filters": {k: v for k, v in vars(filters).items() if v is not None},
+        "weak": outcome.weak,
+        "results": [
+            {
+                "session_id": hit.session_id,
+                "platform": hit.platform,
+                "project": hit.project,
+                "git_branch": hit.git_branch,
+                "cwd": hit.cwd,
+                "started_at": hit.started_at,
+                "ended_at": hit.ended_at,
+                "title": hit.title,
+                "score": hit.score,
+                "chunks": [vars(chunk).copy() for chunk in hit.chunks],
+                "resume": hit.resume,
+                "resume_line": resume_line(hit),
+            }
+            for hit in outcome.hits
+        ],
+    }
+
+
+def render_hits(
+    console: Console, query: str, outcome: SearchOutcome, scope: str, terms: list[str] | None = None
+) -> None:
+    if not outcome.hits:
+        console.print(f"no matches for [bold]{escape(query)}[/] in {escape(scope)}")
+        return
+    if outcome.weak:
+        console.print(
+            "[yellow]nothing in memory clearly answers this — these are only the closest matches[/]"
+        )
+    for rank, hit in enumerate(outcome.hits, 1):
+        header = Text(f"{rank}. ", style="bold")
+        header.append(hit.project or "(no project)", style="bold cyan")
+        if hit.git_branch:
+            header.append(f" @{hit.git_branch}", style="magenta")
+        header.append(f"  {PLATFORM_NAMES.get(hit.platform, hit.platform)}", style="green")
+        header.append(f"  {format_when(hit.started_at)}", style="dim")
+        header.append(f"  score {hit.score:.3f}", style="dim")
+        console.print(header)
+        if hit.title:
+            console.print(Text(f"   {hit.title}", style="italic"), overflow="ellipsis", no_wrap=True)
+        for chunk in hit.chunks:
+            body = Text("› ", style="dim")
+            body.append_text(Text(chunk.text))
+            if terms:
+                body.highlight_words(terms, style="bold yellow", case_sensitive=False)
+            body.append(f"  [{chunk.chunk_id} {format_when(chunk.start_ts)}]", style="dim")
+            console.print(Padding(body, (0, 0, 0, 3)))
+        resume = resume_line(hit)
+        # soft_wrap: never break the command with a newline, so it copy-pastes whole
+        console.print(f"   [dim]resume:[/] {escape(resume or 'not supported for ' + hit.platform)}", soft_wrap=True)
+        console.print()
+
+
+def render_session(console: Console, view: Any, full: bool = False) -> None:
+    row = view.session
+    header = Text(row.session_id, style="bold")
+    header.append(f"  {PLATFORM_NAMES.get(row.platform, row.platform)}", style="green")
+    if getattr(row, "project", None):
+        header.append(f"  {row.project}", style="cyan")
+    if getattr(row, "git_branch", None):
+        header.append(f" @{row.git_branch}", style="magenta")
+    header.append(f"  {format_when(getattr(row, 'started_at', None))}", style="dim")
+    console.print(header)
+    if getattr(row, "title", None):
+        console.print(Text(row.title, style="italic"))
+    if getattr(row, "cwd", None):
+        console.print(Text(f"cwd: {row.cwd}", style="dim"))
+    console.print()
+    for message in view.messages:
+        label = Text(f"[{message.seq}] ", style="dim")
+        label.append(message.role, style="bold blue" if message.role == "user" else "bold green")
+        if message.kind != "text":
+            label.append(f" {message.kind}", style="yellow")
+        if getattr(message, "tool_name", None):
+            label.append(f" {message.tool_name}", style="yellow")
+        flags = getattr(message, "flags", None)
+        if flags:
+            label.append(f" ({', '.join(sorted(flags))})", style="dim")
+        label.append(f"  {format_when(message.timestamp)}", style="dim")
+        console.print(label)
+        text = message.text or ""
+        if not full and len(text) > MESSAGE_CHARS:
+            text = text[:MESSAGE_CHARS] + f"… ({len(text) - MESSAGE_CHARS} more chars; --full shows all)"
+        console.print(Text(text))
+        console.print()
+
+
+def human_bytes(size: int | float | None) -> str:
+    if size is None:
+        return "?"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def render_status(console: Console, info: dict[str, Any], model: dict[str, Any] | None) -> None:
+    console.print(Text(f"data dir: {info.get('home')}", style="bold"))
+    if not info.get("has_data"):
+        console.print("no data yet — run `wwt ingest` (or `wwt setup`)")
+    else:
+        console.print(
+            f"sessions: {info.get('sessions', 0)} (+{info.get('subagent_sessions', 0)} subagent)   "
+            f"messages: {info.get('messages', 0)}   chunks: {info.get('chunks', 0)}   "
+            f"files: {info.get('files', 0)}"
+            + (f" ({info['files_missing']} deleted by their agent, kept here)" if info.get("files_missing") else "")
+        )
+        for platform, counts in sorted((info.get("per_platform") or {}).items()):
+            console.print(
+                f"  {PLATFORM_NAMES.get(platform, platform):<12} sessions {counts.get('sessions', 0):>6}"
+                f"   chunks {counts.get('chunks', 0):>7}"
+            )
+        console.print(
+            f"archive: {human_bytes(info.get('db_bytes'))}   indexes: {human_bytes(info.get('index_bytes'))}"
+        )
+        console.print(f"last ingest: {format_when(info.get('last_ingest'))}")
+        if info.get("queue_pending"):
+            console.print(f"waiting to be ingested: {info['queue_pending']} file(s)")
+    if model is not None:
+        if model.get("available"):
+            console.print(
+                f"model: {model.get('label') or model.get('repo_id') or '?'} ({model.get('source', '?')}, "
+                f"{human_bytes(model.get('total_bytes'))}) in {model.get('model_dir')}"
+            )
+        else:
+            console.print(f"[yellow]model: unavailable — {escape(str(model.get('error')))}[/]")
+
+
+def render_model(console: Console, model: dict[str, Any]) -> None:
+    for key, value in model.items():
+        if key == "files":
+            for item in value:
+                console.print(
+                    f"  {item['name']:<24} {human_bytes(item['bytes']):>10}  checksum {item['checksum']}"
+                )
+        else:
+            console.print(f"{key}: {escape(str(value))}")
+
+
+def render_ingest_summary(console: Console, summary: Any, verbose: bool = False) -> None:
+    """Prints the counts ``wwt.ingest.IngestSummary`` carries (missing fields are left out)."""
+    get = lambda name: getattr(summary, name, None)  # noqa: E731
+    parts = []
+    for name, label in (
+        ("files_seen", "files seen"),
+        ("files_parsed", "parsed"),
+        ("files_skipped", "unchanged/skipped"),
+        ("sessions", "sessions"),
+        ("messages_added", "messages added"),
+        ("chunks_added", "chunks added"),
+        ("chunks_removed", "chunks removed"),
+        ("chunks_embedded", "embedded"),
+        ("bad_lines", "bad lines"),
+    ):
+        value = get(name)
+        if value is not None:
+            parts.append(f"{label}: {value}")
+    console.print("   ".join(parts) if parts else str(summary))
+    notes = get("notes") or get("file_notes") or []
+    if verbose:
+        for note in notes:
+            console.print(Text(f"  {note}", style="dim"))
+    elif notes:
+        console.print(f"[dim]{len(notes)} per-file note(s); -v shows them[/]")
+
+
+class rich_progress:  # noqa: N801 - used as a context manager like rich's own helpers
+    """A rich progress bar (files done/total, elapsed, ETA) on ``console`` fed by ``wwt.ingest``'s
+    ``progress(total, done, current_path)`` callback. Invisible when stderr is not a terminal."""
+
+    def __init__(self, console: Console) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("[bold]ingest"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("[dim]{task.fields[current]}"),
+            console=console,
+            transient=True,
+        )
+        self._task: Any = None
+
+    def __enter__(self) -> rich_progress:
+        self._progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.__exit__(*exc)  # type: ignore[arg-type]
+
+    def __call__(self, total: int, done: int, current: str | None) -> None:
+        name = "" if current is None else _tail(current, 40)
+        if self._task is None:
+            self._task = self._progress.add_task("ingest", total=total, current=name)
+        self._progress.update(self._task, total=total, completed=done, current=name)
+
+
+def _tail(path: str, width: int) -> str:
+    return path if len(path) <= width else "…" + path[-(width - 1) :]

@@ -1,0 +1,307 @@
+"""Search orchestration: filters → both legs → fusion → chunks → sessions.
+
+Rules kept as small pure functions so tests can pin them:
+- ``candidate_depth``: how many chunks each leg fetches (enough that grouping still fills ``limit`` sessions
+  when one long session owns many of the top chunks).
+- ``session_score``: a session ranks by its best chunk, plus a small bonus for more matching chunks
+  (``SECOND_CHUNK_BONUS`` × the next best chunk scores). The bonus is proportional to the chunk scores, so it
+  means the same under every fusion method's scale, and it can only reorder sessions whose best chunks are close.
+- ``group_by_session``: chunks are grouped by their ROOT conversation (a subagent chunk counts for its parent);
+  at most ``CHUNKS_PER_SESSION`` chunks are shown per session; ties break by newer session, then session id,
+  so the same query on the same data always prints the same list.
+- ``excerpt``: the window of a chunk's text that covers the most query terms, so the user sees why it matched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from wwt.errors import UsageError
+from wwt.models import Filters
+
+CHUNKS_PER_SESSION = 3
+SECOND_CHUNK_BONUS = 0.1  # weight of the 2nd and 3rd best chunk scores added to the best one
+MIN_DEPTH = 50
+DEPTH_PER_RESULT = 5
+EXCERPT_CHARS = 320
+
+RESUME_COMMANDS = {
+    # Claude Code and Gemini CLI look sessions up per project folder: run these in the session's cwd.
+    "claude-code": "claude --resume {id}",
+    "gemini-cli": "gemini --resume {id}",
+    # Codex keeps every rollout under ~/.codex/sessions and resumes by thread id from anywhere.
+    "codex-cli": "codex resume {id}",
+}
+
+
+class ChunkLike(Protocol):
+    """What grouping needs from ``wwt.store.ChunkHit``."""
+
+    id: int
+    chunk_key: str
+    session_id: str
+    text: str
+    start_ts: str | None
+    first_seq: int
+    last_seq: int
+    platform: str
+    project: str | None
+    cwd: str | None
+    git_branch: str | None
+    started_at: str | None
+    ended_at: str | None
+    title: str | None
+
+
+@dataclass
+class ChunkMatch:
+    chunk_id: str  # the stable chunk_key users and --json see
+    text: str  # excerpt centred on the query terms
+    score: float
+    start_ts: str | None
+    end_ts: str | None
+    first_seq: int
+    last_seq: int
+
+
+@dataclass
+class SessionHit:
+    session_id: str
+    platform: str
+    project: str | None
+    git_branch: str | None
+    cwd: str | None
+    started_at: str | None
+    ended_at: str | None
+    title: str | None
+    score: float
+    chunks: list[ChunkMatch] = field(default_factory=list)
+    resume: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SearchOutcome:
+    """Hits plus how confident the legs were. ``weak`` = neither leg found anything that stands out: the
+    results are the nearest neighbours, not answers (shown, with a warning, never hidden)."""
+
+    hits: list[SessionHit]
+    weak: bool = False
+    lexical_hits: int = 0
+    vector_top: float | None = None
+    vector_background: float | None = None
+
+
+# ---------------------------------------------------------------------------------------------- pure rules
+
+
+def candidate_depth(limit: int) -> int:
+    return max(MIN_DEPTH, DEPTH_PER_RESULT * limit)
+
+
+def session_score(chunk_scores: Sequence[float]) -> float:
+    """Best chunk + SECOND_CHUNK_BONUS × (2nd + 3rd best). Empty → 0."""
+    ordered = sorted(chunk_scores, reverse=True)
+    if not ordered:
+        return 0.0
+    return ordered[0] + SECOND_CHUNK_BONUS * sum(ordered[1:CHUNKS_PER_SESSION])
+
+
+def resume_command(platform: str, session_id: str) -> str | None:
+    template = RESUME_COMMANDS.get(platform)
+    return template.format(id=session_id) if template else None
+
+
+def group_by_session(
+    fused: Sequence[tuple[int, float]],
+    chunks: dict[int, ChunkLike],
+    limit: int,
+    terms: Sequence[str] = (),
+    exclude_session_id: str | None = None,
+) -> list[SessionHit]:
+    """Fused (chunk id, score) pairs → at most ``limit`` sessions, best first, ≤ CHUNKS_PER_SESSION chunks each."""
+    by_session: dict[str, list[tuple[float, ChunkLike]]] = {}
+    for chunk_id, score in fused:
+        chunk = chunks.get(chunk_id)
+        if chunk is None or chunk.session_id == exclude_session_id:
+            continue  # deleted since the index was read, or the caller's own session
+        by_session.setdefault(chunk.session_id, []).append((float(score), chunk))
+
+    ranked: list[tuple[float, str, str, list[tuple[float, ChunkLike]]]] = []
+    for session_id, scored in by_session.items():
+        scored.sort(key=lambda pair: (-pair[0], pair[1].first_seq, pair[1].chunk_key))
+        started = scored[0][1].started_at or ""
+        ranked.append((session_score([s for s, _ in scored]), started, session_id, scored))
+    # score desc, then newer session first, then session id: deterministic for equal scores
+    ranked.sort(key=lambda row: (-row[0], _descending(row[1]), row[2]))
+
+    hits = []
+    for score, _started, session_id, scored in ranked[:limit]:
+        first = scored[0][1]
+        hits.append(
+            SessionHit(
+                session_id=session_id,
+                platform=first.platform,
+                project=first.project,
+                git_branch=first.git_branch,
+                cwd=first.cwd,
+                started_at=first.started_at,
+                ended_at=first.ended_at,
+                title=first.title,
+                score=round(score, 6),
+                chunks=[
+                    ChunkMatch(
+                        chunk_id=chunk.chunk_key,
+                        text=excerpt(chunk.text, terms),
+                        score=round(chunk_score, 6),
+                        start_ts=chunk.start_ts,
+                        end_ts=getattr(chunk, "end_ts", None),
+                        first_seq=chunk.first_seq,
+                        last_seq=chunk.last_seq,
+                    )
+                    for chunk_score, chunk in scored[:CHUNKS_PER_SESSION]
+                ],
+                resume=resume_command(first.platform, session_id),
+            )
+        )
+    return hits
+
+
+def _descending(text: str) -> tuple[int, ...]:
+    """Sort key that orders strings descending inside an ascending sort."""
+    return tuple(-ord(ch) for ch in text)
+
+
+_WORD = re.compile(r"[\w][\w.\-/:]*[\w]|[\w]", re.UNICODE)
+
+
+def query_terms(query: str, extra: Sequence[str] = ()) -> list[str]:
+    """Lower-cased terms to highlight: the query's words, their identifier parts, and ``extra`` (e.g. the
+    lexical tokenizer's morphemes, so 데이터베이스를 finds 데이터베이스). Longest first, no duplicates."""
+    found: list[str] = []
+    for word in _WORD.findall(query):
+        found.append(word)
+        found.extend(part for part in re.split(r"[^\w]+|_", word) if part)
+    found.extend(extra)
+    terms = {t.lower() for t in found if len(t) >= 2}
+    return sorted(terms, key=lambda t: (-len(t), t))
+
+
+def excerpt(text: str, terms: Sequence[str], width: int = EXCERPT_CHARS) -> str:
+    """One line of about ``width`` chars covering as many distinct query terms as possible (longer terms
+    count more: they are rarer). Falls back to the start of the text when no term occurs."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    lower = flat.lower()
+    hits: list[tuple[int, str]] = []
+    for term in terms:
+        start = lower.find(term)
+        while start != -1 and len(hits) < 400:
+            hits.append((start, term))
+            start = lower.find(term, start + len(term))
+    if not hits:
+        return _cut(flat, 0, width)
+    hits.sort()
+    best_start, best_value = 0, -1.0
+    for anchor, _ in hits:
+        window_start = max(0, anchor - width // 4)
+        window_end = window_start + width
+        covered = {t for pos, t in hits if window_start <= pos and pos + len(t) <= window_end}
+        value = sum(len(t) for t in covered)
+        if value > best_value:
+            best_start, best_value = window_start, value
+    return _cut(flat, best_start, width)
+
+
+def _cut(flat: str, start: int, width: int) -> str:
+    start = min(start, max(0, len(flat) - width))
+    end = min(len(flat), start + width)
+    if start > 0:
+        space = flat.find(" ", start, start + 20)
+        start = space + 1 if space != -1 else start
+    if end < len(flat):
+        space = flat.rfind(" ", end - 20, end)
+        end = space if space > start else end
+    return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
+
+
+def is_weak(lexical_hits: int, vector_scores: Sequence[float]) -> tuple[bool, float | None, float | None]:
+    """"Nothing in memory answers this": no lexical match at all AND the best vector similarity does not stand
+    out from the query's own background (the median of its candidate similarities) by WEAK_GAP."""
+    if not vector_scores:
+        return lexical_hits == 0, None, None
+    ordered = sorted(vector_scores, reverse=True)
+    top = ordered[0]
+    background = ordered[len(ordered) // 2]
+    if lexical_hits > 0:
+        return False, top, background
+    return (top - background) < WEAK_GAP, top, background
+
+
+WEAK_GAP = 0.03
+
+
+# ---------------------------------------------------------------------------------------------- orchestration
+
+
+class _Lexical(Protocol):
+    def search(self, query: str, filters: Filters, limit: int) -> list[tuple[int, float]]: ...
+
+
+class _Vector(Protocol):
+    def search(self, vector: Any, k: int, allowed: set[int] | None) -> list[tuple[int, float]]: ...
+
+    def count(self) -> int: ...
+
+
+def run_search(
+    query: str,
+    filters: Filters,
+    limit: int,
+    *,
+    store: Any,
+    lexical: _Lexical,
+    vector: _Vector,
+    embed_query: Callable[[str], Any],
+    tokenize: Callable[[str], list[str]] | None = None,
+    method: str | None = None,
+) -> SearchOutcome:
+    """Both legs over the same filters, fused, grouped. ``store`` is a ``wwt.store.Store``."""
+    from wwt.fusion import DEFAULT_METHOD, fuse
+
+    query = query.strip()
+    if not query:
+        raise UsageError("empty query: say what you are looking for")
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+
+    allowed = store.chunk_ids_matching(filters)
+    if allowed is not None and not allowed:
+        return SearchOutcome(hits=[], weak=True)
+    depth = candidate_depth(limit)
+
+    lexical_hits = lexical.search(query, filters, depth)
+    vector_hits: list[tuple[int, float]] = []
+    if vector.count() > 0:
+        vector_hits = vector.search(embed_query(query), depth, allowed)
+    if allowed is not None:  # belt and braces: never show a chunk outside the scope
+        lexical_hits = [(i, s) for i, s in lexical_hits if i in allowed]
+        vector_hits = [(i, s) for i, s in vector_hits if i in allowed]
+
+    fused = fuse(lexical_hits, vector_hits, method=method or DEFAULT_METHOD)
+    rows = store.chunks_by_ids([chunk_id for chunk_id, _ in fused])
+    chunks = {row.id: row for row in rows}
+    extra = tokenize(query) if tokenize else ()
+    hits = group_by_session(
+        fused, chunks, limit, query_terms(query, extra), exclude_session_id=filters.exclude_session_id
+    )
+    weak, top, background = is_weak(len(lexical_hits), [s for _, s in vector_hits])
+    return SearchOutcome(
+        hits=hits, weak=weak, lexical_hits=len(lexical_hits), vector_top=top, vector_background=background
+    )

@@ -1,0 +1,355 @@
+"""``Memory`` — the one API the CLI, the MCP server and the hooks use.
+
+Everything heavy (SQLite, tantivy, hnswlib, Kiwi, the ONNX model) loads on first use, so ``wwt status`` does not
+pay for the model and ``wwt --help`` pays for nothing. A long-lived ``Memory`` (the MCP server) checks the
+store's change counter before each search and reloads the indexes when the ingest worker has committed new
+data, so it never needs a restart. One re-entrant lock serialises index reloads and searches: concurrent MCP
+calls are safe, and searches are fast enough that serialising them costs nothing a user would notice.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wwt import paths
+from wwt.errors import UsageError, WwtError
+from wwt.models import Filters
+from wwt.search import SearchOutcome, SessionHit
+
+
+class NoDataYet(WwtError):
+    """Nothing has been ingested in this data dir."""
+
+
+class UnknownProject(UsageError):
+    """A project name that no archived session carries."""
+
+
+class UnknownSession(UsageError):
+    """A session id (or prefix) that matches no archived session."""
+
+
+@dataclass
+class SessionView:
+    """One page of an archived conversation."""
+
+    session: Any  # wwt.store.SessionRow
+    messages: list[Any]  # wwt.store.MessageRow, in order
+    start: int
+    end: int | None
+    total: int | None = None
+
+
+@dataclass
+class ResetPlan:
+    """What ``reset`` removes (path, bytes) and what it keeps on purpose."""
+
+    delete: list[tuple[Path, int]] = field(default_factory=list)
+    keep: list[Path] = field(default_factory=list)
+
+
+STORE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+class Memory:
+    def __init__(self, home: Path | str | None = None) -> None:
+        self.home = Path(home).expanduser() if home is not None else paths.data_dir(create=False)
+        self._lock = threading.RLock()
+        self._store: Any = None
+        self._indexes: Any = None
+        self._embedder: Any = None
+        self._seen_counter: int | None = None
+
+    @classmethod
+    def open(cls, home: Path | str | None = None) -> Memory:
+        return cls(home)
+
+    # ------------------------------------------------------------------------------------------ locations
+
+    # Same names as wwt.paths (pinned by a test); computed here so an explicit ``home`` works and looking
+    # at a data dir never creates it.
+    @property
+    def store_path(self) -> Path:
+        return self.home / "wwt.sqlite3"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / "index"
+
+    @property
+    def log_path(self) -> Path:
+        return self.home / "ingest.log"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    def has_data(self) -> bool:
+        return self.store_path.exists()
+
+    # ------------------------------------------------------------------------------------------ lazy parts
+
+    def _open_store(self, create: bool = False) -> Any:
+        with self._lock:
+            if self._store is None:
+                if not create and not self.has_data():
+                    raise NoDataYet(
+                        f"no data yet in {self.home} — run `wwt ingest` (or `wwt setup`) first"
+                    )
+                from wwt.store import Store
+
+                self.home.mkdir(parents=True, exist_ok=True)
+                self._store = Store.open(self.store_path)
+            return self._store
+
+    def _open_indexes(self) -> Any:
+        with self._lock:
+            if self._indexes is None:
+                from wwt.indexes import Indexes
+
+                self._indexes = Indexes.open(self.index_dir)
+            return self._indexes
+
+    def _get_embedder(self) -> Any:
+        with self._lock:
+            if self._embedder is None:
+                from wwt.embedder import load_embedder
+
+                self._embedder = load_embedder()
+            return self._embedder
+
+    def _refresh_indexes(self) -> Any:
+        """Reload the indexes when an ingest (here or in the worker) committed since we last looked."""
+        store = self._open_store()
+        indexes = self._open_indexes()
+        counter = store.change_counter()
+        if counter != self._seen_counter:
+            if self._seen_counter is not None:
+                indexes.reload_if_changed()
+            self._seen_counter = counter
+        return indexes
+
+    def _close_indexes(self) -> None:
+        if self._indexes is not None:
+            self._indexes.close()
+        self._indexes = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_indexes()
+            if self._store is not None:
+                self._store.close()
+            self._store = None
+            self._seen_counter = None
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------------ API
+
+    def ingest(self, paths_: list[Path] | None = None, progress: Callable[..., Any] | None = None) -> Any:
+        """Parse, archive, chunk, embed and index ``paths_`` (files or folders), or every platform's default
+        log locations when ``None``. Returns ``wwt.ingest.IngestSummary``."""
+        from wwt import ingest as ingest_mod
+
+        for path in paths_ or []:
+            if not Path(path).exists():
+                raise UsageError(f"no such file or folder: {path}")
+        with self._lock:
+            store = self._open_store(create=True)
+            indexes = self._open_indexes()
+            summary = ingest_mod.ingest(
+                [Path(p) for p in paths_] if paths_ else None,
+                store,
+                indexes,
+                self._get_embedder,
+                progress=progress,
+            )
+            self._seen_counter = store.change_counter()
+            return summary
+
+    def search(self, query: str, filters: Filters | None = None, limit: int = 10) -> list[SessionHit]:
+        return self.search_outcome(query, filters, limit).hits
+
+    def search_outcome(self, query: str, filters: Filters | None = None, limit: int = 10) -> SearchOutcome:
+        """Like ``search`` plus the confidence signal (``weak``: nothing in memory clearly answers this)."""
+        from wwt.search import run_search
+
+        filters = filters or Filters()
+        with self._lock:
+            store = self._open_store()
+            if filters.project:
+                self._check_project(filters.project)
+            indexes = self._refresh_indexes()
+            return run_search(
+                query,
+                filters,
+                limit,
+                store=store,
+                lexical=indexes.lexical,
+                vector=indexes.vector,
+                embed_query=lambda q: self._get_embedder().embed_queries([q])[0],
+                tokenize=_tokenizer(),
+            )
+
+    def projects(self) -> list[str]:
+        with self._lock:
+            return sorted(self._open_store().projects())
+
+    def has_project(self, project: str) -> bool:
+        return project in self.projects()
+
+    def _check_project(self, project: str) -> None:
+        known = self.projects()
+        if project in known or "/" in project or "\\" in project:  # a project path is checked by the filter
+            return
+        close = difflib.get_close_matches(project, known, n=3, cutoff=0.5)
+        hint = f" — did you mean {', '.join(close)}?" if close else f" — known projects: {_few(known)}"
+        raise UnknownProject(f"no sessions for project {project!r}{hint}")
+
+    def resolve_session(self, session_id: str) -> Any:
+        with self._lock:
+            row = self._open_store().get_session(session_id)
+        if row is None:
+            raise UnknownSession(f"no archived session matches {session_id!r}")
+        return row
+
+    def get_session(self, session_id: str, start: int = 0, end: int | None = None) -> SessionView:
+        """A page of the archived conversation (``start``/``end`` are message positions, end exclusive);
+        ``session_id`` may be a unique prefix."""
+        if start < 0 or (end is not None and end < start):
+            raise UsageError("bad range: need 0 ≤ start ≤ end")
+        with self._lock:
+            row = self.resolve_session(session_id)
+            messages = self._open_store().get_messages(row.session_id, start=start, end=end)
+        total = getattr(row, "message_count", None)
+        return SessionView(session=row, messages=list(messages), start=start, end=end, total=total)
+
+    def chunk_position(self, session_id: str, chunk_key: str) -> tuple[str, int] | None:
+        """Where ``chunk_key`` starts: (the session holding its messages, first message position). A subagent
+        chunk points into the subagent's own transcript. ``None`` when the chunk is not in that conversation."""
+        with self._lock:
+            store = self._open_store()
+            # chunk_key → row id: the store's public reads take row ids (one indexed lookup on its table)
+            row = store.conn.execute("SELECT id FROM chunks WHERE chunk_key = ?", (chunk_key,)).fetchone()
+            hits = store.chunks_by_ids([row[0]]) if row else []
+        if not hits or hits[0].session_id != session_id:
+            return None
+        return hits[0].source_session_id, hits[0].first_seq
+
+    def status(self) -> dict[str, Any]:
+        """Counts, sizes, last ingest. Never loads the model or the indexes."""
+        info: dict[str, Any] = {"home": str(self.home), "has_data": self.has_data()}
+        if not self.has_data():
+            return info
+        with self._lock:
+            info.update(self._open_store().stats())
+        info["index_bytes"] = _tree_bytes(self.index_dir)
+        return info
+
+    def reindex(self) -> None:
+        """Rebuild both indexes from SQLite (no re-embedding)."""
+        from wwt import ingest as ingest_mod
+
+        with self._lock:
+            store = self._open_store()
+            self._close_indexes()
+            self._indexes = ingest_mod.reindex(store, self.index_dir)
+            self._seen_counter = store.change_counter()
+
+    def reset_plan(self) -> ResetPlan:
+        plan = ResetPlan()
+        candidates = [self.store_path, *(Path(str(self.store_path) + s) for s in STORE_SIDE_FILES)]
+        candidates += [self.index_dir, self.log_path]
+        for path in candidates:
+            if path.exists():
+                plan.delete.append((path, _tree_bytes(path)))
+        if self.models_dir.exists():
+            plan.keep.append(self.models_dir)
+        return plan
+
+    def reset(self) -> ResetPlan:
+        """Delete the archive and the indexes (not the downloaded model, not agent settings)."""
+        from filelock import FileLock, Timeout
+
+        from wwt.ingest import LOCK_FILE, IngestBusy
+
+        with self._lock:
+            plan = self.reset_plan()
+            self.close()
+            if not plan.delete:
+                return plan
+            lock = FileLock(str(self.home / LOCK_FILE), timeout=10)
+            try:
+                lock.acquire()
+            except Timeout:
+                raise IngestBusy("an ingest is running; try `wwt reset` again when it finishes") from None
+            try:
+                for path, _size in plan.delete:
+                    if path.is_dir():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink(missing_ok=True)
+            finally:
+                lock.release()
+            return plan
+
+    def forget_plan(self, session_id: str | None = None, project: str | None = None) -> list[str]:
+        """The session ids (roots first, with their subagents) that ``forget`` would delete."""
+        if (session_id is None) == (project is None):
+            raise UsageError("forget needs exactly one of a session id or --project")
+        with self._lock:
+            store = self._open_store()
+            if session_id is not None:
+                return store.sessions_to_forget(session_id=self.resolve_session(session_id).root_session_id)
+            self._check_project(project or "")
+            return store.sessions_to_forget(project=project)
+
+    def forget(self, session_id: str | None = None, project: str | None = None) -> int:
+        """Delete one conversation (id or unique prefix; a subagent id forgets its whole conversation) or one
+        project from the archive and the indexes. Returns how many sessions were removed."""
+        from wwt import ingest as ingest_mod
+
+        if (session_id is None) == (project is None):
+            raise UsageError("forget needs exactly one of a session id or --project")
+        with self._lock:
+            store = self._open_store()
+            if session_id is not None:
+                session_id = self.resolve_session(session_id).root_session_id
+            else:
+                self._check_project(project or "")
+            removed = ingest_mod.forget(store, self._open_indexes(), session_id=session_id, project=project)
+            self._seen_counter = store.change_counter()
+            return removed
+
+
+def _tokenizer() -> Callable[[str], list[str]] | None:
+    try:
+        from wwt.lexical import tokenize
+    except ImportError:
+        return None
+    return tokenize
+
+
+def _few(names: list[str], n: int = 8) -> str:
+    if not names:
+        return "(none)"
+    shown = ", ".join(names[:n])
+    return shown + (f" … (+{len(names) - n})" if len(names) > n else "")
+
+
+def _tree_bytes(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    if not path.is_dir():
+        return 0
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())

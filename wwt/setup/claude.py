@@ -1,0 +1,112 @@
+"""Claude Code: hooks in ``settings.json`` (Stop, SessionEnd), MCP server in ``.claude.json`` (user scope).
+
+Both honour ``CLAUDE_CONFIG_DIR`` (agent-log-formats §1.1/§1.5/§1.6)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from wwt.setup.common import SERVER_NAME, dict_at, home, our_handlers, remove_hooks, upsert_hook
+from wwt.setup.configfile import FileEdit, json_transform, parse_json_object, read_text
+from wwt.setup.state import SetupState
+
+PLATFORM = "claude-code"
+LABEL = "Claude Code"
+BINARY = "claude"
+EVENTS = ("Stop", "SessionEnd")
+HOOK_TIMEOUT_S = 10
+
+
+def config_dir() -> Path:
+    raw = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(raw).expanduser() if raw else home() / ".claude"
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.json"
+
+
+def mcp_config_path() -> Path:
+    raw = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(raw).expanduser() / ".claude.json") if raw else home() / ".claude.json"
+
+
+def detected() -> bool:
+    return config_dir().is_dir() or mcp_config_path().exists()
+
+
+def hook_edits(command: str, uninstall: bool, state: SetupState) -> list[FileEdit]:
+    path = settings_path()
+    handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+
+    def change(data: dict[str, Any]) -> None:
+        if uninstall:
+            hooks = dict_at(data, "hooks", str(path), create=False)
+            if hooks is None:
+                return
+            for event in EVENTS:
+                remove_hooks(hooks, event, str(path))
+            if not hooks:
+                del data["hooks"]
+            return
+        hooks = dict_at(data, "hooks", str(path))
+        for event in EVENTS:
+            upsert_hook(hooks, event, handler, str(path))
+
+    return [FileEdit(path, json_transform(path, change), f"{LABEL} hooks ({', '.join(EVENTS)})")]
+
+
+def mcp_entry(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "stdio", "command": argv[0], "args": argv[1:]}
+    if env:
+        entry["env"] = dict(env)
+    return entry
+
+
+def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
+    path = mcp_config_path()
+
+    def change(data: dict[str, Any]) -> None:
+        servers = dict_at(data, "mcpServers", str(path), create=not uninstall)
+        if servers is None:
+            return
+        if uninstall:
+            servers.pop(SERVER_NAME, None)
+            if not servers:
+                del data["mcpServers"]
+        else:
+            servers[SERVER_NAME] = mcp_entry(argv, env)
+
+    return FileEdit(path, json_transform(path, change), f"{LABEL} MCP server '{SERVER_NAME}' (user scope)")
+
+
+def registered_mcp() -> dict[str, Any] | None:
+    data = parse_json_object(read_text(mcp_config_path()), mcp_config_path())
+    servers = data.get("mcpServers")
+    return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+
+
+def mcp_matches(found: dict[str, Any] | None, argv: list[str], env: dict[str, str]) -> bool:
+    return bool(found) and found.get("command") == argv[0] and list(found.get("args", [])) == argv[1:] and (
+        dict(found.get("env") or {}) == env
+    )
+
+
+def cli_add(argv: list[str], env: dict[str, str]) -> list[str]:
+    envs = [x for k, v in sorted(env.items()) for x in ("-e", f"{k}={v}")]
+    return [BINARY, "mcp", "add", "--scope", "user", *envs, SERVER_NAME, "--", *argv]
+
+
+def cli_remove() -> list[str]:
+    return [BINARY, "mcp", "remove", "--scope", "user", SERVER_NAME]
+
+
+def registered_hooks() -> dict[str, list[dict[str, Any]]]:
+    data = parse_json_object(read_text(settings_path()), settings_path())
+    return {event: our_handlers(data.get("hooks"), event) for event in EVENTS}
+
+
+def approvals() -> list[str]:
+    return []

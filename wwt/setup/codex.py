@@ -1,0 +1,202 @@
+"""Codex CLI: ``Stop`` hook in ``$CODEX_HOME/hooks.json``, the hooks feature flag and the MCP server in
+``$CODEX_HOME/config.toml`` (edited with tomlkit: comments and order survive). Codex has no SessionEnd hook
+and asks the user to trust new hooks in ``/hooks`` (agent-log-formats §3.5/§3.6)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from wwt.setup.common import SERVER_NAME, dict_at, home, our_handlers, remove_hooks, upsert_hook
+from wwt.setup.configfile import (
+    ConfigFormatError,
+    FileEdit,
+    json_transform,
+    parse_json_object,
+    parse_toml,
+    read_text,
+    toml_transform,
+)
+from wwt.setup.state import SetupState
+
+PLATFORM = "codex-cli"
+LABEL = "Codex CLI"
+BINARY = "codex"
+EVENTS = ("Stop",)
+HOOK_TIMEOUT_S = 10
+FEATURE_KEYS = ("hooks", "codex_hooks")  # renamed codex_hooks -> hooks in 0.129
+RENAME_VERSION = (0, 129, 0)
+
+
+def config_dir() -> Path:
+    raw = os.environ.get("CODEX_HOME")
+    return Path(raw).expanduser() if raw else home() / ".codex"
+
+
+def hooks_path() -> Path:
+    return config_dir() / "hooks.json"
+
+
+def config_path() -> Path:
+    return config_dir() / "config.toml"
+
+
+mcp_config_path = config_path
+
+
+def detected() -> bool:
+    return config_dir().is_dir()
+
+
+def installed_version() -> tuple[int, ...] | None:
+    exe = shutil.which(BINARY)
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return parse_version(out)
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)", text or "")
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def feature_key(version: tuple[int, ...] | None) -> str:
+    """``hooks`` for Codex ≥ 0.129; ``codex_hooks`` otherwise (older builds, and unknown versions, since newer
+    builds still accept the old name as an alias)."""
+    return "hooks" if version is not None and version >= RENAME_VERSION else "codex_hooks"
+
+
+def _features_table(doc: tomlkit.TOMLDocument, create: bool) -> Any:
+    table = doc.get("features")
+    if table is None and create:
+        doc.add("features", tomlkit.table())
+        table = doc["features"]
+    if table is not None and not isinstance(table, dict):
+        raise ConfigFormatError(f"{config_path()}: 'features' is not a table; not touching it")
+    return table
+
+
+def hook_edits(command: str, uninstall: bool, state: SetupState, version: tuple[int, ...] | None = None) -> list[FileEdit]:
+    hpath, cpath = hooks_path(), config_path()
+    handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+    key = feature_key(version)
+    switch = f"codex:features.{key}"
+
+    def change_hooks(data: dict[str, Any]) -> None:
+        hooks = dict_at(data, "hooks", str(hpath), create=not uninstall)
+        if hooks is None:
+            return
+        for event in EVENTS:
+            (remove_hooks(hooks, event, str(hpath)) if uninstall else upsert_hook(hooks, event, handler, str(hpath)))
+        if uninstall and not hooks:
+            del data["hooks"]
+
+    def change_flag(doc: tomlkit.TOMLDocument) -> None:
+        if uninstall:
+            features = _features_table(doc, create=False)
+            for k in FEATURE_KEYS:
+                prior = state.prior(f"codex:features.{k}")
+                if prior is None or features is None:
+                    continue
+                existed, value = prior
+                if existed:
+                    features[k] = value
+                elif k in features:
+                    del features[k]
+            if features is not None and len(features) == 0:
+                del doc["features"]
+            return
+        features = _features_table(doc, create=False)
+        if features is not None and any(features.get(k) is True for k in FEATURE_KEYS):
+            return
+        features = _features_table(doc, create=True)
+        state.remember(switch, key in features, features.get(key))
+        features[key] = True
+
+    return [
+        FileEdit(hpath, json_transform(hpath, change_hooks), f"{LABEL} hooks ({', '.join(EVENTS)})"),
+        FileEdit(cpath, toml_transform(cpath, change_flag), f"{LABEL} feature flag [features]"),
+    ]
+
+
+def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
+    path = config_path()
+
+    def change(doc: tomlkit.TOMLDocument) -> None:
+        servers = doc.get("mcp_servers")
+        if servers is not None and not isinstance(servers, dict):
+            raise ConfigFormatError(f"{path}: 'mcp_servers' is not a table; not touching it")
+        if uninstall:
+            if servers is not None and SERVER_NAME in servers:
+                del servers[SERVER_NAME]
+                if len(servers) == 0:
+                    del doc["mcp_servers"]
+            return
+        entry = tomlkit.table()
+        entry["command"] = argv[0]
+        entry["args"] = argv[1:]
+        if env:
+            inline = tomlkit.inline_table()
+            inline.update(env)
+            entry["env"] = inline
+        entry["startup_timeout_sec"] = 30
+        entry.add(tomlkit.nl())
+        if servers is None:
+            servers = tomlkit.table(is_super_table=True)
+            doc.add("mcp_servers", servers)
+            servers = doc["mcp_servers"]
+        current = servers.get(SERVER_NAME)
+        if current is not None and current.unwrap() == entry.unwrap():
+            return
+        if current is not None:
+            del servers[SERVER_NAME]
+        servers[SERVER_NAME] = entry
+
+    return FileEdit(path, toml_transform(path, change), f"{LABEL} MCP server '{SERVER_NAME}'")
+
+
+def registered_mcp() -> dict[str, Any] | None:
+    doc = parse_toml(read_text(config_path()), config_path())
+    servers = doc.get("mcp_servers")
+    found = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    return found.unwrap() if found is not None and hasattr(found, "unwrap") else found
+
+
+def mcp_matches(found: dict[str, Any] | None, argv: list[str], env: dict[str, str]) -> bool:
+    return bool(found) and found.get("command") == argv[0] and list(found.get("args", [])) == argv[1:] and (
+        dict(found.get("env") or {}) == env
+    )
+
+
+def cli_add(argv: list[str], env: dict[str, str]) -> list[str]:
+    envs = [x for k, v in sorted(env.items()) for x in ("--env", f"{k}={v}")]
+    return [BINARY, "mcp", "add", SERVER_NAME, *envs, "--", *argv]
+
+
+def cli_remove() -> list[str]:
+    return [BINARY, "mcp", "remove", SERVER_NAME]
+
+
+def registered_hooks() -> dict[str, list[dict[str, Any]]]:
+    data = parse_json_object(read_text(hooks_path()), hooks_path())
+    return {event: our_handlers(data.get("hooks"), event) for event in EVENTS}
+
+
+def hooks_feature_enabled() -> bool:
+    doc = parse_toml(read_text(config_path()), config_path())
+    features = doc.get("features")
+    return isinstance(features, dict) and any(features.get(k) is True for k in FEATURE_KEYS)
+
+
+def approvals() -> list[str]:
+    return ["Codex: open Codex and trust the new wwt Stop hook in /hooks (Codex does not run new hooks until trusted)."]

@@ -1,0 +1,148 @@
+"""Pieces shared by the three agents: how our hook/MCP entries look, how we recognise them, env lookups.
+
+Our entries are recognised by their command containing ``wwt hook`` (hooks) or by the server name ``wwt``
+(MCP), so ``--uninstall`` removes exactly what setup added and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from wwt.setup.configfile import ConfigFormatError
+
+HOOK_MARK = "wwt hook"
+SERVER_NAME = "wwt"
+PROPAGATED_ENV = ("WWT_HOME", "WWT_MODEL_DIR")
+
+
+def home() -> Path:
+    """``$HOME`` first (tests and sandboxes override it), then the password database."""
+    raw = os.environ.get("HOME")
+    return Path(raw) if raw else Path.home()
+
+
+def wwt_base_command() -> list[str]:
+    """How an agent should start this installation of wwt: the ``wwt`` script beside the running Python
+    (not whatever ``wwt`` is first on PATH, which may be another install), else ``python -m wwt``."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name == "wwt" and argv0.exists():
+        return [os.path.abspath(argv0)]
+    sibling = Path(sys.executable).parent / "wwt"
+    if sibling.exists() and os.access(sibling, os.X_OK):
+        return [str(sibling)]
+    found = shutil.which("wwt")
+    if found and Path(found).parent == Path(sys.executable).parent:
+        return [found]
+    return [os.path.abspath(sys.executable), "-m", "wwt"]
+
+
+def hook_base_command() -> list[str]:
+    """Hooks run on every turn, so they use ``<this python> -m wwt hook``: ``wwt/__main__.py`` dispatches it
+    before the CLI (typer, rich) is imported, which keeps the hook near 100 ms instead of ~300+ ms. The venv's
+    python path is kept as is (not symlink-resolved), or the venv would be lost."""
+    return [os.path.abspath(sys.executable), "-m", "wwt"]
+
+
+def propagated_env() -> dict[str, str]:
+    """wwt settings the agent-launched processes must share with this shell (a custom data dir/model)."""
+    return {k: os.environ[k] for k in PROPAGATED_ENV if os.environ.get(k)}
+
+
+def hook_command(platform: str, base: list[str] | None = None, env: dict[str, str] | None = None) -> str:
+    """A shell command line (all three agents run hook commands through a shell)."""
+    base = base if base is not None else hook_base_command()
+    env = env if env is not None else propagated_env()
+    prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
+    line = shlex.join([*base, "hook", platform])
+    return f"{prefix} {line}" if prefix else line
+
+
+def mcp_argv(base: list[str] | None = None) -> list[str]:
+    base = base if base is not None else wwt_base_command()
+    return [*base, "mcp"]
+
+
+def is_our_handler(handler: Any) -> bool:
+    return isinstance(handler, dict) and HOOK_MARK in str(handler.get("command", ""))
+
+
+def _event_groups(hooks: dict[str, Any], event: str, where: str) -> list[Any]:
+    groups = hooks.get(event)
+    if groups is None:
+        return []
+    if not isinstance(groups, list):
+        raise ConfigFormatError(f"{where}: hooks.{event} is not a list; not touching it")
+    return groups
+
+
+def upsert_hook(hooks: dict[str, Any], event: str, handler: dict[str, Any], where: str) -> None:
+    """Make exactly one of our handlers exist under ``event``, equal to ``handler``; others untouched."""
+    groups = _event_groups(hooks, event, where)
+    placed = False
+    for group in groups:
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            continue
+        kept = []
+        for h in group["hooks"]:
+            if is_our_handler(h):
+                if placed:
+                    continue  # a duplicate from an earlier install: drop it
+                placed = True
+                kept.append(h if h == handler else dict(handler))
+            else:
+                kept.append(h)
+        if kept != group["hooks"]:
+            group["hooks"] = kept
+    groups[:] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
+    if not placed:
+        groups.append({"hooks": [dict(handler)]})
+    hooks[event] = groups
+
+
+def remove_hooks(hooks: dict[str, Any], event: str, where: str) -> None:
+    """Drop our handlers under ``event``, and the groups/event lists that held only ours."""
+    groups = _event_groups(hooks, event, where)
+    if not groups:
+        return
+    new_groups = []
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            kept = [h for h in group["hooks"] if not is_our_handler(h)]
+            if not kept and group["hooks"]:
+                continue
+            if len(kept) != len(group["hooks"]):
+                group = {**group, "hooks": kept}
+        new_groups.append(group)
+    if new_groups:
+        hooks[event] = new_groups
+    else:
+        del hooks[event]
+
+
+def our_handlers(hooks: Any, event: str) -> list[dict[str, Any]]:
+    """Our handlers registered under ``event`` (for doctor and tests)."""
+    if not isinstance(hooks, dict) or not isinstance(hooks.get(event), list):
+        return []
+    return [
+        h
+        for g in hooks[event]
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+        for h in g["hooks"]
+        if is_our_handler(h)
+    ]
+
+
+def dict_at(data: dict[str, Any], key: str, where: str, create: bool = True) -> dict[str, Any] | None:
+    value = data.get(key)
+    if value is None:
+        if not create:
+            return None
+        value = data[key] = {}
+    if not isinstance(value, dict):
+        raise ConfigFormatError(f"{where}: '{key}' is not an object; not touching it")
+    return value

@@ -1,0 +1,128 @@
+"""Gemini CLI: hooks (AfterAgent, SessionEnd) + ``hooksConfig.enabled`` + MCP server, all in the user's
+``~/.gemini/settings.json`` (agent-log-formats §2.4/§2.5). Hook timeouts are in milliseconds here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from wwt.setup.common import SERVER_NAME, dict_at, home, our_handlers, remove_hooks, upsert_hook
+from wwt.setup.configfile import FileEdit, json_transform, parse_json_object, read_text
+from wwt.setup.state import SetupState
+
+PLATFORM = "gemini-cli"
+LABEL = "Gemini CLI"
+BINARY = "gemini"
+EVENTS = ("AfterAgent", "SessionEnd")
+HOOK_TIMEOUT_MS = 10000
+SWITCH = "gemini:hooksConfig.enabled"
+
+
+def config_dir() -> Path:
+    return home() / ".gemini"
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.json"
+
+
+def mcp_config_path() -> Path:
+    return settings_path()
+
+
+def detected() -> bool:
+    return config_dir().is_dir()
+
+
+def hook_edits(command: str, uninstall: bool, state: SetupState) -> list[FileEdit]:
+    path = settings_path()
+    handler = {"type": "command", "name": "wwt", "command": command, "timeout": HOOK_TIMEOUT_MS}
+
+    def change(data: dict[str, Any]) -> None:
+        if uninstall:
+            hooks = dict_at(data, "hooks", str(path), create=False)
+            if hooks is not None:
+                for event in EVENTS:
+                    remove_hooks(hooks, event, str(path))
+                if not hooks:
+                    del data["hooks"]
+            prior = state.prior(SWITCH)
+            cfg = dict_at(data, "hooksConfig", str(path), create=False)
+            if prior is not None and cfg is not None:
+                existed, value = prior
+                if existed:
+                    cfg["enabled"] = value
+                else:
+                    cfg.pop("enabled", None)
+                    if not cfg:
+                        del data["hooksConfig"]
+            return
+        hooks = dict_at(data, "hooks", str(path))
+        for event in EVENTS:
+            upsert_hook(hooks, event, handler, str(path))
+        cfg = dict_at(data, "hooksConfig", str(path))
+        if cfg.get("enabled") is not True:
+            state.remember(SWITCH, "enabled" in cfg, cfg.get("enabled"))
+            cfg["enabled"] = True
+
+    return [FileEdit(path, json_transform(path, change), f"{LABEL} hooks ({', '.join(EVENTS)}) + hooksConfig.enabled")]
+
+
+def mcp_entry(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"command": argv[0], "args": argv[1:]}
+    if env:
+        entry["env"] = dict(env)
+    return entry
+
+
+def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
+    path = mcp_config_path()
+
+    def change(data: dict[str, Any]) -> None:
+        servers = dict_at(data, "mcpServers", str(path), create=not uninstall)
+        if servers is None:
+            return
+        if uninstall:
+            servers.pop(SERVER_NAME, None)
+            if not servers:
+                del data["mcpServers"]
+        else:
+            servers[SERVER_NAME] = mcp_entry(argv, env)
+
+    return FileEdit(path, json_transform(path, change), f"{LABEL} MCP server '{SERVER_NAME}' (user scope)")
+
+
+def registered_mcp() -> dict[str, Any] | None:
+    data = parse_json_object(read_text(mcp_config_path()), mcp_config_path())
+    servers = data.get("mcpServers")
+    return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+
+
+def mcp_matches(found: dict[str, Any] | None, argv: list[str], env: dict[str, str]) -> bool:
+    return bool(found) and found.get("command") == argv[0] and list(found.get("args", [])) == argv[1:] and (
+        dict(found.get("env") or {}) == env
+    )
+
+
+def cli_add(argv: list[str], env: dict[str, str]) -> list[str]:
+    envs = [x for k, v in sorted(env.items()) for x in ("-e", f"{k}={v}")]
+    return [BINARY, "mcp", "add", "-s", "user", *envs, SERVER_NAME, *argv]
+
+
+def cli_remove() -> list[str]:
+    return [BINARY, "mcp", "remove", "-s", "user", SERVER_NAME]
+
+
+def registered_hooks() -> dict[str, list[dict[str, Any]]]:
+    data = parse_json_object(read_text(settings_path()), settings_path())
+    return {event: our_handlers(data.get("hooks"), event) for event in EVENTS}
+
+
+def hooks_enabled() -> bool:
+    data = parse_json_object(read_text(settings_path()), settings_path())
+    cfg = data.get("hooksConfig")
+    return not (isinstance(cfg, dict) and cfg.get("enabled") is False)
+
+
+def approvals() -> list[str]:
+    return []

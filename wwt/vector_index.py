@@ -1,0 +1,245 @@
+"""The vector leg: an hnswlib cosine index over chunk embeddings, persisted atomically.
+
+``path`` is a folder the index owns. A save writes ``vectors-<gen>.hnsw`` and ``vectors-<gen>.ids.npy`` (the
+live ids) and then atomically replaces the small ``vectors.json`` manifest naming that generation, so a crash
+mid-save leaves the previous generation intact and readers never see half a file.
+
+Filtered search never comes back empty while a matching id exists: small allowed sets (the usual case with a
+project/branch filter) are scored exactly by brute force over their stored vectors; larger ones use hnswlib's
+in-search filter, with a brute-force fallback if the graph walk returns too few.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+from wwt.lexical_index import IndexCorrupt
+
+FORMAT_VERSION = 1
+MANIFEST = "vectors.json"
+# Chosen by benchmarks/vector_params (see benchmarks/RESULTS.md): recall@10 >= 0.99 at 50k clustered vectors.
+DEFAULT_M = 16
+DEFAULT_EF_CONSTRUCTION = 200
+DEFAULT_EF_SEARCH = 96
+BRUTE_FORCE_MAX = 2_000  # allowed sets up to this size are scored exactly (faster than a filtered walk)
+INITIAL_CAPACITY = 1_024
+
+
+class VectorIndex:
+    """Cosine index over ``dim``-dimensional vectors keyed by integer chunk ids."""
+
+    def __init__(
+        self,
+        path: Path,
+        dim: int = 384,
+        create: bool = True,
+        m: int = DEFAULT_M,
+        ef_construction: int = DEFAULT_EF_CONSTRUCTION,
+        ef_search: int = DEFAULT_EF_SEARCH,
+    ) -> None:
+        self.path = Path(path)
+        self.dim = dim
+        self.ef_search = ef_search
+        self._m = m
+        self._ef_construction = ef_construction
+        self._alive: set[int] = set()
+        self._gen: str | None = None
+        manifest_path = self.path / MANIFEST
+        if manifest_path.exists():
+            self._index = self._load(manifest_path)
+        elif self.path.exists() and any(p.name.endswith(".hnsw") for p in self.path.iterdir()):
+            raise IndexCorrupt(f"vector index at {self.path} has data files but no {MANIFEST}")
+        elif not create:
+            raise IndexCorrupt(f"vector index missing at {self.path}")
+        else:
+            self._index = self._new_index(INITIAL_CAPACITY)
+
+    def _new_index(self, capacity: int) -> hnswlib.Index:
+        index = hnswlib.Index(space="cosine", dim=self.dim)
+        index.init_index(
+            max_elements=capacity, ef_construction=self._ef_construction, M=self._m, allow_replace_deleted=True
+        )
+        index.set_ef(self.ef_search)
+        index.set_num_threads(1)
+        return index
+
+    def _load(self, manifest_path: Path) -> hnswlib.Index:
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            if manifest.get("format") != FORMAT_VERSION:
+                raise IndexCorrupt(f"vector index at {self.path} has format {manifest.get('format')!r}")
+            if manifest.get("dim") != self.dim:
+                raise IndexCorrupt(f"vector index at {self.path} holds {manifest.get('dim')}-d vectors")
+            gen = str(manifest["gen"])
+            self._m = int(manifest.get("M", self._m))
+            self._ef_construction = int(manifest.get("ef_construction", self._ef_construction))
+            ids = np.load(self.path / f"vectors-{gen}.ids.npy", allow_pickle=False)
+            index = hnswlib.Index(space="cosine", dim=self.dim)
+            index.load_index(
+                str(self.path / f"vectors-{gen}.hnsw"),
+                max_elements=int(manifest.get("capacity", 0)),
+                allow_replace_deleted=True,
+            )
+        except IndexCorrupt:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+            raise IndexCorrupt(f"vector index at {self.path} is unreadable: {exc}") from exc
+        self._alive = {int(i) for i in ids.tolist()}
+        if len(self._alive) > index.element_count:
+            raise IndexCorrupt(f"vector index at {self.path}: id list does not match the graph")
+        self._gen = gen
+        index.set_ef(self.ef_search)
+        index.set_num_threads(1)
+        return index
+
+    # ----- writes ----------------------------------------------------------------------------------------
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        """Insert or replace vectors by id (in memory; ``save`` persists)."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if len(ids) == 0:
+            return
+        if vectors.ndim != 2 or vectors.shape != (len(ids), self.dim):
+            raise ValueError(f"expected {len(ids)} vectors of dim {self.dim}, got shape {vectors.shape}")
+        labels = np.asarray([int(i) for i in ids], dtype=np.int64)
+        if len(set(labels.tolist())) != len(labels):  # last write wins for duplicate ids in one call
+            last = {int(label): row for row, label in enumerate(labels)}
+            rows = np.asarray(sorted(last.values()))
+            labels, vectors = labels[rows], vectors[rows]
+        known = set(self._index.get_ids_list()) if self._index.element_count else set()
+        is_new = np.asarray([int(label) not in known for label in labels], dtype=bool)
+        for label in labels[~is_new]:
+            if int(label) not in self._alive:  # deleted earlier: revive its slot, then overwrite the vector
+                self._index.unmark_deleted(int(label))
+        needed = self._index.element_count + int(is_new.sum())
+        if needed > self._index.get_max_elements():
+            self._index.resize_index(max(needed, int(self._index.get_max_elements() * 1.5)))
+        if (~is_new).any():
+            self._index.add_items(vectors[~is_new], labels[~is_new], replace_deleted=False)
+        if is_new.any():
+            self._index.add_items(vectors[is_new], labels[is_new], replace_deleted=True)
+        self._alive.update(int(label) for label in labels)
+
+    def delete(self, ids: Iterable[int]) -> int:
+        """Mark ids deleted (their slots are reused by later adds). Returns how many were present."""
+        removed = 0
+        for chunk_id in ids:
+            chunk_id = int(chunk_id)
+            if chunk_id in self._alive:
+                self._index.mark_deleted(chunk_id)
+                self._alive.discard(chunk_id)
+                removed += 1
+        return removed
+
+    def save(self) -> None:
+        """Persist atomically: new generation files first, then the manifest swap, then old files removed."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        gen = uuid.uuid4().hex[:12]
+        graph_path = self.path / f"vectors-{gen}.hnsw"
+        ids_path = self.path / f"vectors-{gen}.ids.npy"
+        self._index.save_index(str(graph_path))
+        with open(ids_path, "wb") as handle:
+            np.save(handle, np.asarray(sorted(self._alive), dtype=np.int64), allow_pickle=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _fsync_file(graph_path)
+        manifest = {
+            "format": FORMAT_VERSION,
+            "dim": self.dim,
+            "gen": gen,
+            "M": self._m,
+            "ef_construction": self._ef_construction,
+            "capacity": int(self._index.get_max_elements()),
+            "count": len(self._alive),
+        }
+        tmp = self.path / f"{MANIFEST}.{gen}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(manifest, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path / MANIFEST)
+        self._gen = gen
+        for stale in self.path.iterdir():
+            if stale.name.startswith("vectors-") and gen not in stale.name:
+                stale.unlink(missing_ok=True)
+            elif stale.name.endswith(".tmp") and stale.name != tmp.name:
+                stale.unlink(missing_ok=True)
+
+    # ----- reads -----------------------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return len(self._alive)
+
+    def all_ids(self) -> set[int]:
+        return set(self._alive)
+
+    def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
+        """Stored (unit-length) vectors for live ids, in the given order; unknown/deleted ids raise KeyError."""
+        missing = [i for i in ids if int(i) not in self._alive]
+        if missing:
+            raise KeyError(f"ids not in the vector index: {missing[:5]}")
+        if not ids:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self._index.get_items([int(i) for i in ids]), dtype=np.float32)
+
+    def search(
+        self, vector: np.ndarray, k: int, allowed: set[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """``(id, cosine similarity)`` best first (ties by id); only ids in ``allowed`` when it is given."""
+        if k <= 0 or not self._alive:
+            return []
+        query = _unit(np.asarray(vector, dtype=np.float32).reshape(-1))
+        if query.shape[0] != self.dim:
+            raise ValueError(f"query vector has dim {query.shape[0]}, index has {self.dim}")
+        if allowed is not None:
+            candidates = self._alive & {int(i) for i in allowed}
+            if not candidates:
+                return []
+            if len(candidates) <= BRUTE_FORCE_MAX:
+                return self._exact(query, candidates, k)
+            results = self._graph(query, min(k, len(candidates)), candidates)
+            if len(results) < min(k, len(candidates)):
+                return self._exact(query, candidates, k)
+            return results
+        return self._graph(query, min(k, len(self._alive)), None)
+
+    def _graph(self, query: np.ndarray, k: int, allowed: set[int] | None) -> list[tuple[int, float]]:
+        ef = max(self.ef_search, k)
+        self._index.set_ef(ef)
+        row_filter = None if allowed is None else allowed.__contains__
+        while True:
+            try:
+                labels, distances = self._index.knn_query(query, k=k, num_threads=1, filter=row_filter)
+                break
+            except RuntimeError:  # fewer than k reachable live points: retry asking for fewer
+                if k <= 1:
+                    return []
+                k = max(1, k // 2)
+        self._index.set_ef(self.ef_search)
+        pairs = [(int(label), 1.0 - float(dist)) for label, dist in zip(labels[0], distances[0])]
+        pairs.sort(key=lambda item: (-item[1], item[0]))
+        return pairs
+
+    def _exact(self, query: np.ndarray, candidates: set[int], k: int) -> list[tuple[int, float]]:
+        ids = sorted(candidates)
+        matrix = np.asarray(self._index.get_items(ids), dtype=np.float32)
+        scores = matrix @ query
+        order = np.lexsort((np.asarray(ids), -scores))[:k]
+        return [(ids[i], float(scores[i])) for i in order]
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
