@@ -147,12 +147,11 @@ def test_gemini_and_codex_payloads_are_queued(env: dict[str, str], tmp_path: Pat
 
 
 def _stop_worker(data: Path) -> None:
-    pid_text = (data / "worker.lock").read_text().strip()
-    if pid_text:
-        try:
-            os.kill(int(pid_text), 15)
-        except ProcessLookupError:
-            pass
+    pid = int((data / "worker.spawn").read_text().split()[0])  # written by the hook that started it
+    try:
+        os.kill(pid, 15)
+    except ProcessLookupError:
+        pass
     wait_worker_gone(data)
 
 

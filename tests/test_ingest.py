@@ -278,10 +278,15 @@ def test_missing_or_broken_indexes_are_rebuilt_from_sqlite_without_embedding(env
     env.close()
 
     (env.home / "index" / VECTOR_DIR / "vectors.json").write_text("{garbage")
-    summary, emb = env.ingest()  # the ingest itself notices and repairs, and embeds nothing
-    store, indexes = env.open()
-    assert emb.texts == [] and summary.index_repair is not None
+    store = Store.open(env.home / "wwt.sqlite3")
+    indexes = Indexes.open(env.home / "index")  # plain open: the ingest itself notices and repairs
+    assert indexes.broken == ("vector",)
+    embedder = CountingEmbedder(env.real)
+    summary = ingest_mod.ingest([env.logs], store, indexes, lambda: embedder)
+    assert embedder.texts == [] and summary.index_repair["vector_added"] == len(ids)
     assert indexes.vector.all_ids() == ids
+    indexes.close()
+    store.close()
 
 
 def test_reindex_rebuilds_both_indexes_without_the_model(env):

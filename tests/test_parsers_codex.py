@@ -700,3 +700,20 @@ def test_arbitrary_shapes_never_raise(tmp_path: Path, records: list) -> None:
     sessions, _ = parse(path)
     for session in sessions:
         assert all(isinstance(m.text, str) and m.role in ("user", "assistant") for m in session.messages)
+
+
+def test_detect_tolerates_junk_first_line_and_huge_session_meta(tmp_path: Path) -> None:
+    meta = envelope(
+        "2026-03-05T00:00:00Z",
+        "session_meta",
+        {"id": OWN_ID, "cwd": "/w/p", "base_instructions": {"text": "x" * 20000}},
+    )
+    prompt = envelope("2026-03-05T00:00:01Z", "event_msg", {"type": "user_message", "message": "hi there"})
+    big = write_jsonl(tmp_path / "exported.jsonl", [meta, prompt])  # no "rollout-" in the name
+    assert len(read_head(big)) < len(json.dumps(meta))
+    assert PARSER.detect(big, read_head(big))
+    junk = tmp_path / "junk-first.jsonl"
+    junk.write_bytes(b'{"type": "user", "mess\n' + OWN_ROLLOUT.read_bytes())
+    assert PARSER.detect(junk, read_head(junk))
+    session, report = only(junk)
+    assert session.session_id == OWN_ID and report.bad_lines == 1

@@ -490,3 +490,28 @@ def test_arbitrary_shapes_never_raise(tmp_path: Path, records: list) -> None:
         sessions, _ = parse(path)
         for session in sessions:
             assert all(isinstance(m.text, str) for m in session.messages)
+
+
+def test_resume_mid_file_reemits_updated_message_with_same_ids() -> None:
+    """A message re-appended after the offset (tool calls arriving later) comes back whole under the same
+    native ids, so a consumer that upserts by native id ends with the last version."""
+    path = REAL / "VibeCodingTracker__gemini.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    offset = sum(len(line) for line in lines[:7])  # after the first write of 52e62e67 and its $set
+    (tail,), report = parse(path, start_offset=offset)
+    (full,), _ = parse(path)
+    assert tail.session_id == full.session_id
+    tail_ids = [m.native_id for m in tail.messages]
+    assert tail_ids[0] == "52e62e67-5d6b-4a2c-b12d-11b87fe3e4a4#thoughts"
+    assert set(tail_ids) <= {m.native_id for m in full.messages}
+    assert tail_ids == [m.native_id for m in full.messages][len(full.messages) - len(tail_ids) :]
+    assert report.end_offset == path.stat().st_size and not report.requires_full_reparse
+
+
+def test_detect_tolerates_junk_first_line(tmp_path: Path) -> None:
+    path = tmp_path / KOREAN.name
+    path.write_bytes(b'{"id": "half\n' + KOREAN.read_bytes())
+    assert PARSER.detect(path, read_head(path))
+    session, report = only(path)
+    assert session.session_id == "7c1e2a9b-5d2f-4e0a-9b3c-1f2e3d4c5b6a" and report.bad_lines == 1
+    assert len(session.messages) == len(only(KOREAN)[0].messages)

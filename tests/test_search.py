@@ -196,3 +196,65 @@ def test_no_lexical_match_and_a_flat_vector_leg_is_weak() -> None:
 
 def test_no_lexical_match_but_a_standout_vector_hit_is_not_weak() -> None:
     assert is_weak(0, [0.90, 0.80, 0.79, 0.79, 0.78])[0] is False
+
+
+# ---------------------------------------------------------------------------------------------- real components
+
+REAL = Path("/work/shared/fixtures/real")
+
+
+@pytest.fixture
+def memory_with_logs(wwt_home: Path, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from wwt.service import Memory
+
+    monkeypatch.setenv("WWT_MODEL_DIR", str(model_dir))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("claude-code/spotter__short.jsonl", "claude-code/agentlogs__crud.jsonl",
+                 "codex-cli/VibeCodingTracker__codex.jsonl"):
+        shutil.copy(REAL / name, logs / name.replace("/", "__"))
+    memory = Memory.open()
+    memory.ingest([logs])
+    yield memory, logs
+    memory.close()
+
+
+def test_a_filtered_vector_leg_is_never_empty_while_matches_exist(memory_with_logs) -> None:
+    from wwt.models import Filters
+
+    memory, _ = memory_with_logs
+    store, indexes = memory._open_store(), memory._refresh_indexes()
+    only_codex = Filters(platform="codex-cli")
+    allowed = store.chunk_ids_matching(only_codex)
+    assert allowed, "fixture should hold Codex chunks"
+    # a query with nothing in common with the Codex session: its chunks are far from the query vector
+    vector = memory._get_embedder().embed_queries(["mix phx.server doesnt seem to start"])[0]
+    assert indexes.vector.search(vector, 5, allowed)
+    hits = memory.search("mix phx.server doesnt seem to start", only_codex, limit=5)
+    assert hits and {h.platform for h in hits} == {"codex-cli"}
+
+
+def test_a_long_lived_memory_sees_data_ingested_by_another_process(memory_with_logs, tmp_path: Path) -> None:
+    from wwt.models import Filters
+    from wwt.service import Memory
+
+    reader, _ = memory_with_logs
+    assert not reader.search("hello world toolchain tentative proactiveness", Filters(git_branch="feature-branch"))
+    more = tmp_path / "more"
+    more.mkdir()
+    shutil.copy(REAL / "claude-code/episodic-memory__tiny-conversation.jsonl", more)
+    with Memory.open() as writer:  # stands in for the ingest worker
+        writer.ingest([more])
+    hits = reader.search("why are you so tentative", Filters(git_branch="feature-branch"))
+    assert hits and hits[0].git_branch == "feature-branch"
+
+
+def test_memory_locations_match_wwt_paths(wwt_home: Path) -> None:
+    from wwt import paths
+    from wwt.service import Memory
+
+    memory = Memory.open()
+    assert memory.store_path == paths.store_path()
+    assert memory.index_dir == paths.index_dir()
+    assert memory.log_path == paths.log_path()
+    assert memory.models_dir == paths.models_dir()

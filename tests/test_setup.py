@@ -321,3 +321,56 @@ def test_agent_modules_describe_their_files(home: Path) -> None:
     assert claude.mcp_config_path() == home / ".claude.json"
     assert gemini.settings_path() == home / ".gemini/settings.json"
     assert codex.config_path() == home / ".codex/config.toml"
+
+
+# ------------------------------------------------------------------------------------------------ doctor
+
+
+def _by_area(findings, area: str):
+    return [f for f in findings if f.area == area]
+
+
+def test_doctor_passes_after_setup_and_first_ingest_and_names_each_problem(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_dir: Path
+) -> None:
+    from wwt import paths
+    from wwt.doctor import FAIL, OK, exit_code, run_checks
+    from wwt.store import Store
+
+    monkeypatch.setenv("WWT_MODEL_DIR", str(model_dir))
+    run(use_agent_cli=False)
+    findings = run_checks()
+    assert all(f.status == OK for f in _by_area(findings, "Claude Code"))
+    assert any(f.status == FAIL and "no store" in f.message for f in _by_area(findings, "store"))
+    assert exit_code(findings) == 1
+
+    Store.open(paths.store_path()).close()
+    findings = run_checks()
+    assert [f.status for f in findings if f.status == FAIL] == [], [f for f in findings if f.status == FAIL]
+    assert any("trust" in f.message for f in _by_area(findings, "Codex CLI"))
+    assert exit_code(findings) == 0
+
+    os.chmod(paths.data_dir(), 0o755)
+    settings = home / ".claude/settings.json"
+    settings.write_text(settings.read_text().replace(sys.executable, "/gone/bin/python"))
+    findings = run_checks()
+    assert any(f.status == FAIL and "chmod 700" in f.fix for f in _by_area(findings, "store"))
+    assert any(f.status == FAIL and "missing program" in f.message for f in _by_area(findings, "Claude Code"))
+    assert exit_code(findings) == 1
+
+
+def test_doctor_reports_unregistered_agents_and_a_missing_model(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wwt.doctor import FAIL, run_checks
+
+    monkeypatch.setenv("WWT_MODEL_DIR", str(home / "no-model-here"))
+    findings = run_checks()
+    assert any(f.status == FAIL and "no wwt hook for Stop" in f.message for f in _by_area(findings, "Claude Code"))
+    assert any(f.status == FAIL and "feature flag" in f.message for f in _by_area(findings, "Codex CLI"))
+    assert any(f.status == FAIL for f in _by_area(findings, "model"))
+
+
+def test_doctor_cli_exit_code(home: Path, tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "wwt", "doctor"], env=_cli_env(home, tmp_path / "wwt-data"),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "run `wwt setup`" in proc.stdout

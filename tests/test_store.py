@@ -252,6 +252,16 @@ def test_replace_chunks_keeps_ids_of_unchanged_keys(home):
         assert store.chunk_keys("s")["k1"] == first[0]
 
 
+def test_chunk_ids_are_never_reused_so_a_stale_index_entry_cannot_point_at_another_chunk(home):
+    with Store.open() as store:
+        add_session(store, Session("s", "codex-cli", "/a", messages=[msg("1")]))
+        with store.transaction():
+            (old,), _ = store.replace_chunks("s", [chunk("k1", "s")])
+        with store.transaction():
+            (new,), removed = store.replace_chunks("s", [chunk("k2", "s")])
+        assert removed == [old] and new != old
+
+
 def test_vectors_are_cached_by_text_hash(home):
     with Store.open() as store:
         store.put_vectors([("h1", 4, b"\x00" * 16)])

@@ -149,7 +149,11 @@ def worker_starting(data_dir: Path, now: float | None = None) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # a zombie (exited, not yet reaped where PID 1 does not reap) is not a worker
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except OSError:
+        return True
 
 
 def spawn_worker() -> int:

@@ -6,9 +6,9 @@ Order of work, chosen so that ``kill -9`` at any point leaves a consistent store
    sessions recorded in ``dirty_sessions``;
 2. per dirty session: chunk (pure), embed only texts whose hash is not cached (vectors committed as they are
    computed), then one transaction replacing the session's chunks and clearing its dirty mark;
-3. flush to the indexes: the index sync marker is removed, both indexes updated and saved, the change
-   counter bumped, the marker rewritten. A crash before the marker is rewritten makes the next open compare
-   ids with SQLite and repair (no re-embedding).
+3. flush to the indexes: both indexes updated and saved, the change counter bumped, the index sync marker
+   rewritten. The marker is removed before the first chunk change is committed to SQLite, so a crash anywhere
+   in between makes the next open compare ids with SQLite and repair (no re-embedding).
 
 Skipping: a file whose size and mtime are unchanged is not opened. Same size, new mtime → its hash decides.
 Appended JSONL is parsed from the consumed offset when the bytes before it are unchanged (head + the 4 KiB
@@ -155,6 +155,7 @@ class _Run:
         self.added: set[int] = set()
         self.removed: set[int] = set()
         self.last_flush = time.monotonic()
+        self.unsynced = False
 
     # ---- files -----------------------------------------------------------------------------------
 
@@ -260,6 +261,8 @@ class _Run:
             )
             for c in chunks
         ]
+        if set(existing) != {c.chunk_key for c in chunks}:
+            self.unsync()  # before SQLite changes: a crash from here on makes the next open compare ids
         with store.transaction():
             added, removed = store.replace_chunks(session_id, stored)
             store.clear_dirty(session_id)
@@ -299,16 +302,22 @@ class _Run:
 
     # ---- indexes ---------------------------------------------------------------------------------
 
+    def unsync(self) -> None:
+        if not self.unsynced:
+            self.indexes.mark_unsynced()
+            self.unsynced = True
+
     def flush(self, force: bool = True) -> None:
         if not force and time.monotonic() - self.last_flush < FLUSH_EVERY_S:
             return
         self.last_flush = time.monotonic()
         if not self.added and not self.removed:
             return
-        self.indexes.mark_unsynced()
+        self.unsync()
         self.indexes.apply(self.store, self.added, self.removed)
         counter = self.store.bump_change_counter()
         self.indexes.mark_synced(counter)
+        self.unsynced = False
         self.added.clear()
         self.removed.clear()
 
@@ -412,11 +421,11 @@ def forget(store: Store, indexes: Indexes, session_id: str | None = None, projec
             return 0
         conversations = sum(1 for sid in victims if store.session_root(sid) == sid)
         store.conn.execute("PRAGMA secure_delete = ON")
+        indexes.mark_unsynced()
         with store.transaction():
             chunk_ids = store.delete_sessions(victims)
         store.prune_embeddings()
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        indexes.mark_unsynced()
         indexes.apply(store, [], chunk_ids)
         counter = store.bump_change_counter()
         indexes.mark_synced(counter)

@@ -10,6 +10,7 @@ becomes a one-line tool error; the server never dies on a bad call.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import threading
 from pathlib import Path
@@ -145,7 +146,7 @@ def render_hits(hits: list[Any], header: str) -> str:
     for rank, hit in enumerate(hits, 1):
         resume = hit.resume
         if resume and hit.platform in ("claude-code", "gemini-cli") and hit.cwd:
-            resume = f"cd {hit.cwd} && {resume}"
+            resume = f"cd {shlex.quote(hit.cwd)} && {resume}"
         lines = [
             f"[{rank}] {hit.project or '(no project)'}"
             + (f" @{hit.git_branch}" if hit.git_branch else "")

@@ -55,7 +55,11 @@ RULES: tuple[Rule, ...] = (
         ("sk-",),
         _has_digit,
     ),
-    Rule("aws_access_key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"), ("A",)),
+    Rule(
+        "aws_access_key",
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
+        ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
+    ),
     Rule(
         "aws_secret_key",
         re.compile(
@@ -64,7 +68,7 @@ RULES: tuple[Rule, ...] = (
         ("ecret", "ECRET"),
     ),
     Rule("gcp_api_key", re.compile(_B + r"AIza[0-9A-Za-z_\-]{35}"), ("AIza",)),
-    Rule("github_token", re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"), ("gh", "github_pat_")),
+    Rule("github_token", re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     Rule("gitlab_token", re.compile(_B + r"glpat-[A-Za-z0-9_\-]{20,}"), ("glpat-",)),
     Rule("slack_token", re.compile(_B + r"xox[abprs]-[A-Za-z0-9\-]{10,}"), ("xox",)),
     Rule("stripe_key", re.compile(_B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), ("_live_", "_test_")),
@@ -110,12 +114,19 @@ def _replace(rule: Rule, counter: list[int]) -> Callable[[re.Match[str]], str]:
     return sub
 
 
+# One scan finds which rules can possibly match (most texts hold no trigger at all).
+_TRIGGER_RE = re.compile("|".join(re.escape(t) for t in sorted({t for r in RULES for t in r.triggers}, key=len, reverse=True)))
+
+
 def redact(text: str) -> tuple[str, int]:
     """Replace secrets in ``text``; returns the new text and how many were replaced."""
     if not text:
         return text, 0
+    present = set(_TRIGGER_RE.findall(text))
+    if not present:
+        return text, 0
     counter = [0]
     for rule in RULES:
-        if any(t in text for t in rule.triggers):
+        if present.intersection(rule.triggers):
             text = rule.pattern.sub(_replace(rule, counter), text)
     return text, counter[0]

@@ -82,7 +82,7 @@ CREATE TABLE session_files (
 ) WITHOUT ROWID;
 CREATE TABLE embeddings (text_hash TEXT PRIMARY KEY, dim INTEGER NOT NULL, vector BLOB NOT NULL);
 CREATE TABLE chunks (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: an index entry can never point at another chunk
     chunk_key TEXT NOT NULL UNIQUE,
     session_id TEXT NOT NULL,
     root_session_id TEXT NOT NULL,

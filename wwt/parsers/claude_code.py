@@ -142,6 +142,7 @@ class _State:
     skeleton: list[_Line] = field(default_factory=list)
     seen_texts: dict[str, int] = field(default_factory=dict)  # native id -> hash(text)
     offset: int = 0
+    timestamp: str | None = None  # of the record being handled
     seen_blocks: set[tuple[str, str, str]] = field(default_factory=set)
     tool_names: dict[str, str] = field(default_factory=dict)
     superseded: set[str] = field(default_factory=set)
@@ -247,6 +248,7 @@ def _handle_record(state: _State, idx: int, offset: int, obj: dict[str, Any]) ->
     rtype = obj.get("type")
     report = state.report
     state.offset = offset
+    state.timestamp = iso_timestamp(obj.get("timestamp"))
     if rtype in CHAIN_TYPES:
         _note_context(state, obj)
         uuid = obj.get("uuid") if isinstance(obj.get("uuid"), str) else None
@@ -294,7 +296,7 @@ def _note_context(state: _State, obj: dict[str, Any]) -> None:
     if state.agent_id is None and isinstance(agent_id, str) and agent_id and obj.get("isSidechain") is True:
         state.is_subagent = True
         state.agent_id = agent_id
-    ts = iso_timestamp(obj.get("timestamp"))
+    ts = state.timestamp
     if ts is not None:
         if state.first_ts is None or ts < state.first_ts:
             state.first_ts = ts
@@ -339,7 +341,7 @@ def _add(
                 role=role,
                 kind=kind,
                 text=text,
-                timestamp=iso_timestamp(obj.get("timestamp")),
+                timestamp=state.timestamp,
                 tool_name=tool_name,
                 parent_id=parent,
                 flags=frozenset(flags),

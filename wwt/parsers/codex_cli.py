@@ -15,6 +15,8 @@ Decisions:
   ``agent_reasoning`` events (copies of the summary) are dropped. Images (base64 data URLs) are dropped.
 * ``compacted.message`` (the summary) is kept flagged ``compaction_summary``; its ``replacement_history``
   is a copy of earlier items and is not re-indexed.
+* ``world_state``, ``inter_agent_*``, ``token_usage_record``… carry agent state, not conversation: skipped
+  silently; unknown envelope/item/event kinds are counted in ``unknown_records``.
 * ``.jsonl.zst`` is streamed; its offsets (``start_offset``/``end_offset``) count decompressed bytes.
 """
 
@@ -69,14 +71,6 @@ ENVELOPE_TYPES = frozenset(
         "realtime_item",
     }
 )
-# Envelope kinds with nothing to index (state, telemetry, copies).
-SILENT_ENVELOPES = ENVELOPE_TYPES - {
-    "session_meta",
-    "response_item",
-    "event_msg",
-    "turn_context",
-    "compacted",
-}
 RESPONSE_ITEM_TYPES = frozenset(
     {
         "message",
@@ -207,24 +201,39 @@ def is_zstd(path: Path, head: bytes = b"") -> bool:
     return path.name.endswith(".zst") or head.startswith(ZSTD_MAGIC)
 
 
+_ENVELOPE_LINE = re.compile(
+    rb'^\s*\{\s*"timestamp"\s*:\s*"[^"\n]{0,64}"\s*,\s*(?:"ordinal"\s*:\s*\d+\s*,\s*)?'
+    rb'"type"\s*:\s*"(?:session_meta|response_item|event_msg|turn_context|compacted)"\s*,\s*"payload"\s*:\s*\{',
+    re.MULTILINE,
+)
+
+
 def looks_like_codex(path: Path, head: bytes) -> bool:
-    """A rollout: ``rollout-*.jsonl[.zst]`` or a first line that is a Codex envelope / legacy header."""
+    """A rollout: ``*.jsonl.zst`` named ``rollout-*`` (or zstd magic), or a ``.jsonl`` whose first valid
+    line is a Codex envelope / legacy header. A junk line before it and a first line longer than ``head``
+    (a ``session_meta`` with big ``base_instructions``) are tolerated."""
     name = path.name
     if is_zstd(path, head):
         return "rollout-" in name or (head.startswith(ZSTD_MAGIC) and ".jsonl" in name)
     if not name.endswith(".jsonl"):
         return False
-    first = head.lstrip().split(b"\n", 1)[0]
-    try:
-        obj = json.loads(first)
-    except ValueError:
-        return name.startswith("rollout-") and b'"payload"' in head
-    if not isinstance(obj, dict):
-        return False
-    if obj.get("type") in ENVELOPE_TYPES and isinstance(obj.get("payload"), dict):
-        return True
-    # pre-envelope header: {id, timestamp[, instructions, git, cwd]} in a rollout-*.jsonl file
-    return "rollout-" in name and "id" in obj and "timestamp" in obj and "type" not in obj
+    for raw in head.split(b"\n")[:20]:
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            if _ENVELOPE_LINE.match(raw):
+                return True  # envelope line cut by the end of ``head``
+            continue
+        if not isinstance(obj, dict):
+            return False
+        if obj.get("type") in ENVELOPE_TYPES and isinstance(obj.get("payload"), dict):
+            return True
+        # pre-envelope header: {id, timestamp[, instructions, git, cwd]} in a rollout-*.jsonl file
+        return "rollout-" in name and "id" in obj and "timestamp" in obj and "type" not in obj
+    return False
 
 
 # --------------------------------------------------------------------------------------------- reading

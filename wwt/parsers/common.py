@@ -168,12 +168,30 @@ _EPOCH_MS_THRESHOLD = 1e11  # numbers above this are milliseconds (1e11 s is yea
 _MIN_YEAR, _MAX_YEAR = 1990, 2200
 
 
+_CANONICAL_TS = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{3}))?Z")
+
+
 def iso_timestamp(value: Any) -> str | None:
     """Normalise an ISO string or epoch number (s or ms) to ``YYYY-MM-DDTHH:MM:SS[.mmm]Z`` UTC; None for junk.
 
     Naive datetimes are taken as UTC (the agents write UTC)."""
     if value is None or isinstance(value, bool):
         return None
+    if isinstance(value, str) and len(value) in (20, 24):
+        canonical = _CANONICAL_TS.fullmatch(value)
+        if canonical:  # fast path for what the agents write (most lines): range-check, no datetime
+            year, month, day, hour, minute, second = (int(g) for g in canonical.groups()[:6])
+            if (
+                _MIN_YEAR <= year <= _MAX_YEAR
+                and 1 <= month <= 12
+                and 1 <= day <= _days_in_month(year, month)
+                and hour < 24
+                and minute < 60
+                and second < 60
+            ):
+                ms = canonical.group(7)
+                return value if ms != "000" else value[:19] + "Z"
+            return None
     dt: datetime | None = None
     try:
         if isinstance(value, (int, float)):
@@ -204,6 +222,12 @@ def iso_timestamp(value: Any) -> str | None:
     if dt.microsecond:
         base += f".{dt.microsecond // 1000:03d}"
     return base + "Z"
+
+
+def _days_in_month(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
 
 
 def _from_epoch(number: float) -> datetime | None:

@@ -176,22 +176,38 @@ def superseded_by(path: Path) -> Path | None:
 
 
 def looks_like_gemini(path: Path, head: bytes) -> bool:
-    """A Gemini chat recording: the first JSON value carries ``sessionId`` plus ``projectHash``/``startTime``
-    (JSONL metadata line) or ``messages`` (legacy ``.json``). Checkpoints and logs.json are not claimed."""
+    """A Gemini chat recording: the first valid JSONL object is the metadata line (``sessionId`` plus
+    ``projectHash``/``startTime``, no ``type``) — a corrupt line before it is tolerated — or a legacy ``.json``
+    object with ``sessionId`` and ``messages``/``projectHash``. Checkpoints and logs.json are not claimed."""
     name = path.name
-    if not (name.endswith(".json") or name.endswith(".jsonl")):
+    if name.endswith(".jsonl"):
+        obj = first_json_object(head)
+        return obj is not None and is_metadata(obj) and ("projectHash" in obj or "startTime" in obj)
+    if not name.endswith(".json"):
         return False
     text = head.lstrip()
     if not text.startswith(b"{") or b'"sessionId"' not in text:
         return False
-    if name.endswith(".jsonl"):
-        first = text.split(b"\n", 1)[0]
-        try:
-            obj = json.loads(first)
-        except ValueError:
-            return False
-        return isinstance(obj, dict) and "sessionId" in obj and ("projectHash" in obj or "startTime" in obj)
     return b'"messages"' in text or b'"projectHash"' in text
+
+
+def first_json_object(head: bytes, max_lines: int = 20) -> dict[str, Any] | None:
+    """The first line of ``head`` that parses as a JSON object (junk lines before it are skipped)."""
+    for raw in head.split(b"\n")[:max_lines]:
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        return obj if isinstance(obj, dict) else None
+    return None
+
+
+def is_metadata(obj: dict[str, Any]) -> bool:
+    """The JSONL metadata record: ``sessionId`` without the ``id``/``type`` of a message record."""
+    return "sessionId" in obj and "type" not in obj and "id" not in obj
 
 
 def _is_jsonl(path: Path, report: ParseReport) -> bool:
@@ -244,10 +260,13 @@ def _parse_json(path: Path, report: ParseReport, start_offset: int) -> Iterator[
 
 
 def _read_meta(path: Path) -> dict[str, Any]:
-    """The metadata line (first line) of a JSONL recording, read separately when resuming mid-file."""
+    """The metadata record of a JSONL recording, read separately when resuming mid-file."""
     scratch = ParseReport(path=str(path))
-    for _offset, _end, obj in iter_jsonl(path, scratch):
-        return obj if "sessionId" in obj and "type" not in obj else {}
+    for index, (_offset, _end, obj) in enumerate(iter_jsonl(path, scratch)):
+        if is_metadata(obj):
+            return obj
+        if index >= 2:
+            break
     return {}
 
 
@@ -258,7 +277,7 @@ def _parse_jsonl(path: Path, report: ParseReport, start_offset: int) -> Iterator
     for _offset, _end, obj in iter_jsonl(path, report, start_offset):
         if first:
             first = False
-            if "sessionId" in obj and "type" not in obj and "id" not in obj:
+            if is_metadata(obj):
                 meta = dict(obj)
                 continue
         if "$rewindTo" in obj:

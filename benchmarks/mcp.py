@@ -1,0 +1,144 @@
+"""MCP server: warm ``search_memory`` latency through a real stdio client session, and the server's memory.
+
+Side by side in one run: a warm call to the long-lived server vs a cold ``wwt search`` process per query (what
+an MCP server that reloads model + indexes on every call pays). The store is the one at ``--home`` (e.g. a
+scale store built elsewhere), else a small one built from the real fixture logs in ``benchmarks/.work/``.
+
+    python benchmarks/mcp.py --queries 40 [--home PATH] [--append-results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+FIXTURES = Path("/work/shared/fixtures/real")
+QUERIES = [
+    "phoenix server does not start", "mix phx.server 에러", "JOKE.md 파일 만들기", "Employee dataclass salary",
+    "그때 그 테스트 어떻게 고쳤지?", "rate limit", "subagent", "how did we fix the build", "todo list",
+    "compact conversation summary",
+]
+TARGET_WARM_P50_MS = 50.0
+TARGET_RSS_MB = 800.0
+
+
+def build_small_store(home: Path, env: dict[str, str]) -> None:
+    if (home / "wwt.sqlite3").exists():
+        return
+    code = "from wwt.service import Memory; import sys; from pathlib import Path; Memory().ingest([Path(sys.argv[1])])"
+    subprocess.run([sys.executable, "-c", code, str(FIXTURES)], env=env, check=True)
+
+
+def children_rss_mb(parent: int) -> tuple[float, float, int | None]:
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            status = (proc / "status").read_text()
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields.get("PPid", "0").strip()) == parent and "wwt" in cmd and "mcp" in cmd:
+            rss = int(fields["VmRSS"].split()[0]) / 1024
+            hwm = int(fields["VmHWM"].split()[0]) / 1024
+            return rss, hwm, int(proc.name)
+    return 0.0, 0.0, None
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def warm_run(env: dict[str, str], n: int) -> dict:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "wwt", "mcp"], env=env)
+    out: dict = {}
+    t0 = time.perf_counter()
+    with open(os.devnull, "w") as devnull:
+        async with stdio_client(params, errlog=devnull) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                out["initialize_ms"] = (time.perf_counter() - t0) * 1000
+                first = await session.call_tool("search_all", {"query": QUERIES[0]})
+                assert not first.is_error, first.content
+                out["first_result_ms"] = (time.perf_counter() - t0) * 1000
+                times = []
+                for i in range(n):
+                    q = QUERIES[i % len(QUERIES)]
+                    t = time.perf_counter()
+                    r = await session.call_tool("search_memory", {"query": q, "project": None})
+                    times.append((time.perf_counter() - t) * 1000)
+                    assert not r.is_error, r.content
+                out["warm"] = times
+                out["rss_mb"], out["peak_rss_mb"], _ = children_rss_mb(os.getpid())
+    return out
+
+
+def cold_cli(env: dict[str, str], n: int) -> list[float]:
+    wwt = str(Path(sys.executable).parent / "wwt")
+    times = []
+    for i in range(n):
+        t = time.perf_counter()
+        subprocess.run([wwt, "search", "--all", QUERIES[i % len(QUERIES)]], env=env, capture_output=True, check=True)
+        times.append((time.perf_counter() - t) * 1000)
+    return times
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--queries", type=int, default=40)
+    ap.add_argument("--cold-runs", type=int, default=3)
+    ap.add_argument("--home", type=Path, default=None, help="an existing wwt data dir (default: small fixture store)")
+    ap.add_argument("--append-results", action="store_true")
+    args = ap.parse_args()
+
+    home = args.home or ROOT / ".work" / "mcp-store"
+    env = dict(os.environ, WWT_HOME=str(home))
+    build_small_store(home, env)
+    chunks = subprocess.run(
+        [sys.executable, "-c", "from wwt.service import Memory; print(Memory().status().get('chunks'))"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+
+    warm = asyncio.run(warm_run(env, args.queries))
+    cold = cold_cli(env, args.cold_runs)
+    w50, w95, c50 = statistics.median(warm["warm"]), pct(warm["warm"], 0.95), statistics.median(cold)
+    table = "\n".join([
+        "| measure | value |", "|---|---|",
+        f"| store | {home} ({chunks} chunks) |",
+        f"| server start → initialize | {warm['initialize_ms']:.0f} ms |",
+        f"| server start → first search result (model, Kiwi, indexes loaded once) | {warm['first_result_ms']:.0f} ms |",
+        f"| warm search_memory p50 / p95 ({args.queries} calls) | {w50:.1f} / {w95:.1f} ms |",
+        f"| cold `wwt search` process per query p50 ({args.cold_runs} runs) | {c50:.0f} ms |",
+        f"| cold / warm | {c50 / w50:.0f}x |",
+        f"| server RSS after the calls / peak | {warm['rss_mb']:.0f} / {warm['peak_rss_mb']:.0f} MB |",
+    ])
+    verdict = (f"warm p50 {'meets' if w50 <= TARGET_WARM_P50_MS else 'MISSES'} the {TARGET_WARM_P50_MS:.0f} ms target "
+               f"on this store; RSS {'meets' if warm['peak_rss_mb'] <= TARGET_RSS_MB else 'MISSES'} the "
+               f"{TARGET_RSS_MB:.0f} MB target")
+    print(table)
+    print(verdict)
+    if args.append_results:
+        with open(ROOT / "RESULTS.md", "a", encoding="utf-8") as fh:
+            fh.write(
+                f"\n## MCP server: warm search and memory ({time.strftime('%Y-%m-%d')})\n\n"
+                f"Command: `python benchmarks/mcp.py --queries {args.queries}"
+                f"{' --home ' + str(args.home) if args.home else ''} --append-results` — real stdio client session, "
+                f"real model; 2-core shared machine.\n\n{table}\n\n{verdict}.\n"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

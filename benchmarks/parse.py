@@ -1,0 +1,185 @@
+"""Parse throughput (MB/s) and peak RSS on synthetic Claude Code transcripts of several sizes, side by side.
+
+The transcript repeats the real fixtures' lines (shared/fixtures/real/claude-code) with fresh uuids, message
+ids and tool ids per repetition, so the parser sees realistic content, streaming splits, tool pairs and
+noise at any size. Each measurement runs in a fresh subprocess so peak RSS is that run's own.
+
+Modes:
+  reader  — ``common.iter_jsonl`` only (JSON decoding, bounded-memory line reading)
+  parse   — ``parse_file`` (Claude parser + noise rules + redaction), returning every message
+
+    /work/venv/bin/python benchmarks/parse.py --sizes 10,100 [--append-results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REAL = Path("/work/shared/fixtures/real/claude-code")
+SOURCES = [
+    "VibeCodingTracker__claude_code.jsonl",
+    "spotter__subagent.jsonl",
+    "spotter__tool_heavy.jsonl",
+    "spotter__short.jsonl",
+    "agentlogs__crud.jsonl",
+    "agentlogs__todos.jsonl",
+    "agentlogs__compact.jsonl",
+    "agentlogs__subagent.jsonl",
+    "episodic-memory__tiny-conversation.jsonl",
+]
+_ID_RE = re.compile(r"\b([0-9a-f]{8})(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b|\b(msg_|toolu_|req_)([A-Za-z0-9]{6})")
+
+
+def _fresh_ids(line: str, rep: int) -> str:
+    tag = f"{rep:08x}"
+
+    def sub(match: re.Match[str]) -> str:
+        if match.group(1):
+            return tag + match.group(2)
+        return match.group(3) + tag[-6:] + match.group(4)
+
+    return _ID_RE.sub(sub, line)
+
+
+def build_transcript(path: Path, megabytes: int) -> int:
+    lines = [line for name in SOURCES for line in (REAL / name).read_text(encoding="utf-8").splitlines() if line]
+    target = megabytes * 1024 * 1024
+    written = 0
+    with open(path, "w", encoding="utf-8") as out:
+        rep = 0
+        while written < target:
+            for line in lines:
+                chunk = _fresh_ids(line, rep) + "\n"
+                out.write(chunk)
+                written += len(chunk.encode("utf-8"))
+            rep += 1
+    return path.stat().st_size
+
+
+def _measure(mode: str, path: str) -> dict:
+    """Runs inside the child process."""
+    from wwt.models import ParseReport
+    from wwt.parsers import parse_file
+    from wwt.parsers.common import iter_jsonl
+
+    start = time.perf_counter()
+    cpu_start = time.process_time()
+    if mode == "reader":
+        report = ParseReport(path=path)
+        count = sum(1 for _ in iter_jsonl(Path(path), report))
+        messages = 0
+    else:
+        sessions, report = parse_file(path)
+        count = report.lines
+        messages = sum(len(s.messages) for s in sessions)
+    elapsed = time.perf_counter() - start
+    return {
+        "seconds": elapsed,
+        "cpu_seconds": time.process_time() - cpu_start,
+        "lines": count,
+        "messages": messages,
+        "bad_lines": report.bad_lines,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def run_child(mode: str, path: Path) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(path)], check=True, capture_output=True, text=True
+    )
+    return json.loads(out.stdout)
+
+
+def baseline_rss() -> float:
+    code = "import resource, wwt.parsers; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
+    return float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10,100", help="transcript sizes in MB, comma-separated")
+    ap.add_argument("--append-results", action="store_true", help="append a section to benchmarks/RESULTS.md")
+    ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(_measure(*args.child)))
+        return
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = []
+    base = baseline_rss()
+    with tempfile.TemporaryDirectory(prefix="wwt-bench-") as tmp:
+        for size in sizes:
+            path = Path(tmp) / "00000000-0000-4000-8000-000000000000.jsonl"
+            actual = build_transcript(path, size)
+            for mode in ("reader", "parse"):
+                result = run_child(mode, path)
+                result.update(
+                    mode=mode,
+                    mb=actual / 1e6,
+                    mb_s=actual / 1e6 / result["seconds"],
+                    cpu_mb_s=actual / 1e6 / result["cpu_seconds"],
+                )
+                rows.append(result)
+                print(
+                    f"{actual / 1e6:7.1f} MB  {mode:6}  {result['mb_s']:6.1f} MB/s wall  "
+                    f"{result['cpu_mb_s']:6.1f} MB/s cpu  {result['seconds']:6.2f} s  "
+                    f"peak RSS {result['peak_rss_mb']:6.1f} MB  lines {result['lines']}  "
+                    f"messages {result['messages']}  bad {result['bad_lines']}",
+                    flush=True,
+                )
+            path.unlink()
+    print(f"baseline RSS (python + wwt.parsers imported): {base:.1f} MB")
+    small, large = min(sizes), max(sizes)
+    summary = []
+    for mode in ("reader", "parse"):
+        a = next(r for r in rows if r["mode"] == mode and r["mb"] == min(x["mb"] for x in rows))
+        b = next(r for r in rows if r["mode"] == mode and r["mb"] == max(x["mb"] for x in rows))
+        summary.append(
+            f"{mode}: RSS {large} MB / {small} MB = {b['peak_rss_mb'] / a['peak_rss_mb']:.2f}x "
+            f"(above baseline: {a['peak_rss_mb'] - base:.1f} → {b['peak_rss_mb'] - base:.1f} MB); "
+            f"CPU throughput {large} MB / {small} MB = {b['cpu_mb_s'] / a['cpu_mb_s']:.2f}x"
+        )
+    for line in summary:
+        print(line)
+    if args.append_results:
+        _append(rows, summary, base, args.sizes)
+
+
+def _append(rows: list[dict], summary: list[str], base: float, sizes: str) -> None:
+    results = Path(__file__).parent / "RESULTS.md"
+    cpu = os.cpu_count()
+    lines = [
+        "",
+        f"## Parse throughput and peak RSS — Claude Code transcripts ({time.strftime('%Y-%m-%d')})",
+        "",
+        f"Command: `/work/venv/bin/python benchmarks/parse.py --sizes {sizes} --append-results` "
+        f"({cpu} shared CPU cores, Python {sys.version.split()[0]}). Synthetic transcript = real fixture lines "
+        "repeated with fresh ids. Targets: ≥ 30 MB/s, RSS flat in file size.",
+        "",
+        "| size | mode | MB/s (wall) | MB/s (CPU time) | seconds | peak RSS MB | lines | messages |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['mb']:.1f} MB | {r['mode']} | {r['mb_s']:.1f} | {r['cpu_mb_s']:.1f} | {r['seconds']:.2f} | "
+            f"{r['peak_rss_mb']:.1f} | "
+            f"{r['lines']} | {r['messages']} |"
+        )
+    lines += ["", f"Baseline RSS (interpreter + `wwt.parsers` imported): {base:.1f} MB.", ""]
+    lines += [f"- {s}" for s in summary]
+    lines.append("")
+    with open(results, "a", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The MCP server as an agent sees it: a real MCP client session over stdio (the SDK's ``stdio_client`` +
+``ClientSession``) against a store ingested from real logs with the real model."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from wwt.mcp_server import MAX_OUTPUT_CHARS
+
+REAL = Path("/work/shared/fixtures/real/claude-code")
+SPOTTER = ("spotter__short.jsonl", "55604662-cf2a-4331-851a-ec234028f8ca")
+CRUD = ("agentlogs__crud.jsonl", "8122657c-fe54-4dc9-89a3-20049e8a84f7")
+LATER = ("episodic-memory__short-conversation.jsonl", "982581eb-41b9-46da-86c1-ac34168117a8")
+
+
+def _copy(name: str, session_id: str, dest: Path) -> Path:
+    target = dest / f"{session_id}.jsonl"
+    shutil.copy(REAL / name, target)
+    return target
+
+
+def _ingest(env: dict[str, str], *paths: Path) -> None:
+    code = "import sys; from wwt.service import Memory; Memory().ingest([__import__('pathlib').Path(p) for p in sys.argv[1:]])"
+    subprocess.run([sys.executable, "-c", code, *map(str, paths)], env=env, check=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> dict:
+    root = tmp_path_factory.mktemp("mcp")
+    logs = root / "logs"
+    logs.mkdir()
+    env = dict(os.environ, WWT_HOME=str(root / "data"), WWT_MODEL_DIR=str(model_dir), HOME=str(root / "home"))
+    for var in ("CLAUDE_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID", "CODEX_THREAD_ID",
+                "CODEX_SESSION_ID", "WWT_EXCLUDE_SESSION_ID"):
+        env.pop(var, None)
+    _ingest(env, _copy(*SPOTTER, logs), _copy(*CRUD, logs))
+    return {"root": root, "logs": logs, "env": env}
+
+
+def text_of(result) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+async def _session(world: dict, body) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "wwt", "mcp"], env=world["env"],
+                                   cwd=str(world["root"]))
+    with open(world["root"] / "server-stderr.log", "a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                await body(session)
+
+
+def test_tools_listed_with_when_to_use_them(world: dict) -> None:
+    async def body(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(tools) == {"search_memory", "search_all", "ingest_session", "get_session"}
+        assert "그때 그거 뭐였지?" in tools["search_memory"].description
+        assert "how did we fix" in tools["search_memory"].description
+        props = tools["search_memory"].input_schema["properties"]
+        assert {"query", "project", "source", "git_branch", "cwd", "since", "until", "limit"} <= set(props)
+
+    asyncio.run(body_runner(world, body))
+
+
+async def body_runner(world: dict, body) -> None:
+    await asyncio.wait_for(_session(world, body), timeout=240)
+
+
+def test_search_read_ingest_and_see_new_data_without_restart(world: dict) -> None:
+    async def body(session: ClientSession) -> None:
+        found = await session.call_tool("search_all", {"query": "phoenix server mix phx.server does not start"})
+        text = text_of(found)
+        assert not found.is_error, text
+        assert SPOTTER[1] in text and "spotter" in text and "resume: cd " in text
+        assert len(text) <= MAX_OUTPUT_CHARS
+
+        scoped = await session.call_tool(
+            "search_memory", {"query": "create JOKE.md file", "project": "spotter", "source": "claude"}
+        )
+        assert not scoped.is_error, text_of(scoped)
+        assert CRUD[1] not in text_of(scoped) and "in project spotter" in text_of(scoped)
+
+        page = await session.call_tool("get_session", {"session_id": SPOTTER[1][:8], "start": 0, "end": 3})
+        assert not page.is_error, text_of(page)
+        assert text_of(page).startswith(f"session {SPOTTER[1]}") and "[0] user: mix phx.server" in text_of(page)
+
+        query = {"query": "Employee dataclass annual salary department"}
+        before = text_of(await session.call_tool("search_all", query))
+        assert LATER[1] not in before
+
+        # the worker (another process) writes new data: the running server sees it on the next call
+        _ingest(world["env"], _copy(*LATER, world["logs"]))
+        after = text_of(await session.call_tool("search_all", query))
+        assert LATER[1] in after
+
+        # own session is left out when the agent says which one it is
+        mine = await session.call_tool("search_all", {**query, "exclude_session_id": LATER[1]})
+        assert LATER[1] not in text_of(mine)
+
+    asyncio.run(body_runner(world, body))
+
+
+def test_ingest_session_tool_archives_a_file(world: dict, tmp_path: Path) -> None:
+    path = _copy("agentlogs__todos.jsonl", "0b0e0a0d-0000-4000-8000-00000000todo", tmp_path)
+
+    async def body(session: ClientSession) -> None:
+        result = await session.call_tool("ingest_session", {"path": str(path)})
+        assert not result.is_error, text_of(result)
+        assert text_of(result).startswith(f"ingested {path}") and "sessions: 1" in text_of(result)
+
+    asyncio.run(body_runner(world, body))
+
+
+def test_bad_calls_are_one_line_tool_errors_and_the_server_keeps_serving(world: dict) -> None:
+    async def body(session: ClientSession) -> None:
+        cases = [
+            ("get_session", {"session_id": "no-such-session"}, "no archived session"),
+            ("search_memory", {"query": "x", "source": "cursor"}, "unknown source"),
+            ("search_memory", {"query": "x", "project": "nope-project"}, "no sessions for project"),
+            ("search_all", {"query": "   "}, "query is empty"),
+            ("ingest_session", {"path": "/does/not/exist.jsonl"}, "no such file"),
+            ("search_memory", {"query": "x", "since": "last blue moon"}, "bad date"),
+        ]
+        for tool, args, expected in cases:
+            result = await session.call_tool(tool, args)
+            text = text_of(result)
+            assert result.is_error, (tool, text)
+            assert expected in text and "\n" not in text.strip() and "Traceback" not in text
+        ok = await session.call_tool("search_all", {"query": "JOKE.md"})
+        assert not ok.is_error and CRUD[1] in text_of(ok)
+
+    asyncio.run(body_runner(world, body))
