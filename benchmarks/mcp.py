@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+# This file is named like the SDK package: keep its folder off sys.path so `import mcp` finds the SDK.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT]
 FIXTURES = Path("/work/shared/fixtures/real")
 QUERIES = [
     "phoenix server does not start", "mix phx.server 에러", "JOKE.md 파일 만들기", "Employee dataclass salary",

@@ -77,7 +77,8 @@ def archive(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> Path:
     home = base / "wwt-home"
     result = run_wwt("ingest", str(logs), home=home, model_dir=model_dir)
     assert result.returncode == 0, result.stderr
-    assert "chunks added" in result.stdout
+    n = len(FIXTURE_FILES)
+    assert f"files: {n} seen, {n} parsed, 0 unchanged" in result.stdout
     return home
 
 
@@ -144,6 +145,14 @@ def test_ingest_of_a_missing_path_is_one_line(tmp_path: Path, model_dir: Path) -
 
 
 # ---------------------------------------------------------------------------------------------- search
+
+
+def test_a_second_ingest_skips_unchanged_files(archive: Path, model_dir: Path) -> None:
+    result = run_wwt("ingest", str(archive.parent / "logs"), home=archive, model_dir=model_dir)
+    assert result.returncode == 0, result.stderr
+    n = len(FIXTURE_FILES)
+    assert f"files: {n} seen, 0 parsed, {n} unchanged" in result.stdout
+    assert "chunks: +0 -0   embedded: 0" in result.stdout
 
 
 def test_traditional_chinese_question_finds_the_go_toolchain_session(archive: Path, model_dir: Path) -> None:

@@ -153,9 +153,12 @@ def assert_indexes_match(store, indexes):
 
 def test_first_ingest_indexes_everything_and_a_second_one_parses_and_embeds_nothing(env, monkeypatch):
     env.copy()
-    first, emb1 = env.ingest()
     store, indexes = env.open()
+    ticks = []
+    emb1 = CountingEmbedder(env.real)
+    first = ingest_mod.ingest([env.logs], store, indexes, lambda: emb1, progress=lambda *t: ticks.append(t))
     assert first.files_parsed == first.files_seen > 20
+    assert ticks[0][:2] == (first.files_seen, 0) and ticks[-1] == (first.files_seen, first.files_seen, None)
     assert first.chunks_added == store.chunk_count() == len(emb1.texts) > 10
     assert_indexes_match(store, indexes)
     assert store.stats()["per_platform"].keys() == {"claude-code", "codex-cli", "gemini-cli"}
@@ -221,6 +224,40 @@ def test_rewriting_a_file_drops_stale_chunks_from_both_indexes(env):
     assert not (old_ids & store.all_chunk_ids())
     assert not (old_ids & indexes.lexical.all_ids()) and not (old_ids & indexes.vector.all_ids())
     assert_indexes_match(store, indexes)
+
+
+def test_a_jsonl_rewritten_shorter_is_reparsed_whole_and_diffed(env, monkeypatch):
+    (path,) = env.copy(CRUD)
+    append_turns(path, 8)
+    env.ingest()
+    store, indexes = env.open()
+    messages = store.stats()["messages"]
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[: len(lines) - 6]))  # the agent rewrote history: last 3 exchanges gone
+    offsets = []
+    real_parse = wwt.parsers.parse_file
+    monkeypatch.setattr(wwt.parsers, "parse_file", lambda p, start_offset=0: offsets.append(start_offset) or real_parse(p, start_offset))
+    summary, _ = env.ingest()
+    assert offsets == [0]
+    assert summary.messages_removed == 6 and store.stats()["messages"] == messages - 6
+    assert summary.chunks_removed >= 1
+    assert_indexes_match(store, indexes)
+
+
+def test_a_copy_of_a_log_in_two_places_merges_into_one_session(env):
+    (path,) = env.copy(CRUD)
+    env.ingest()
+    store, _ = env.open()
+    stats = store.stats()
+    backup = env.logs / "backup" / path.name
+    backup.parent.mkdir()
+    shutil.copyfile(path, backup)
+    append_turns(backup, 1)  # the copy even has one more exchange
+    summary, emb = env.ingest()
+    after = store.stats()
+    assert (after["sessions"], after["files"]) == (stats["sessions"], 2)
+    assert after["messages"] == stats["messages"] + 2 and summary.messages_added == 2
+    assert len(emb.texts) <= 2
 
 
 def test_a_deleted_source_file_keeps_its_archive(env):
@@ -338,14 +375,23 @@ _KILL_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.fixture(scope="module")
+def clean_chunk_keys(tmp_path_factory, real_embedder):
+    """Chunk keys of an uninterrupted ingest of every fixture."""
+    root = tmp_path_factory.mktemp("clean")
+    clean = Env(root / "home", root / "logs", real_embedder)
+    clean.copy()
+    clean.ingest()
+    keys = clean.chunk_keys()
+    clean.close()
+    return keys
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kill_when", ["embedding", "chunks_committed"])
-def test_kill_9_mid_ingest_then_a_rerun_converges_to_a_clean_ingest(env, tmp_path, kill_when):
+def test_kill_9_mid_ingest_then_a_rerun_converges_to_a_clean_ingest(env, clean_chunk_keys, kill_when):
     env.copy()
-    clean = Env(tmp_path / "clean-home", env.logs, env.real)
-    clean.ingest()
-    expected = clean.chunk_keys()
-    clean.close()
+    expected = clean_chunk_keys
 
     env.home.mkdir(parents=True)
     proc = subprocess.Popen(

@@ -90,6 +90,17 @@ def test_search_read_ingest_and_see_new_data_without_restart(world: dict) -> Non
         assert not scoped.is_error, text_of(scoped)
         assert CRUD[1] not in text_of(scoped) and "in project spotter" in text_of(scoped)
 
+        # default scope: the project of the agent's cwd
+        by_cwd = await session.call_tool("search_memory", {"query": "server start", "cwd": "/home/marco/projects/spotter"})
+        assert "in project spotter" in text_of(by_cwd) and SPOTTER[1] in text_of(by_cwd)
+
+        # concurrent calls are all answered correctly
+        many = await asyncio.gather(*(
+            session.call_tool("search_all", {"query": q}) for q in ("JOKE.md", "phx.server", "JOKE.md", "phx.server")
+        ))
+        assert [CRUD[1] in text_of(r) for r in many] == [True, False, True, False]
+        assert [SPOTTER[1] in text_of(r) for r in many[1::2]] == [True, True]
+
         page = await session.call_tool("get_session", {"session_id": SPOTTER[1][:8], "start": 0, "end": 3})
         assert not page.is_error, text_of(page)
         assert text_of(page).startswith(f"session {SPOTTER[1]}") and "[0] user: mix phx.server" in text_of(page)

@@ -373,6 +373,68 @@ def test_invalid_utf8_line_is_counted_and_salvaged():
     assert [m.text for m in s.messages if m.role == "assistant"] == ["The slow step is the docker layer cache."]
 
 
+def _write_lines(path: Path, *records: dict) -> Path:
+    import json
+
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _chain(uuid: str, parent: str | None, rtype: str, **extra) -> dict:
+    return {"parentUuid": parent, "isSidechain": False, "sessionId": "q", "cwd": "/w/app", "type": rtype,
+            "uuid": uuid, "timestamp": "2026-03-06T10:00:00.000Z", **extra}
+
+
+def test_queued_input_is_kept_once_and_flagged(tmp_path):
+    from wwt.models import FLAG_QUEUED
+
+    path = _write_lines(
+        tmp_path / "queued.jsonl",
+        _chain("u1", None, "user", message={"role": "user", "content": "refactor the parser"}),
+        _chain("q1", "u1", "attachment", attachment={"type": "queued_command", "prompt": "also update the docs"}),
+        _chain("q2", "q1", "attachment", attachment={"type": "queued_command", "prompt": [{"type": "text", "text": "and bump the version"}]}),
+        _chain("u2", "q2", "user", message={"role": "user", "content": "and bump the version"}),
+        _chain("s1", "u2", "system", subtype="local_command",
+               content="<command-name>/model</command-name><command-args>opus</command-args>"),
+    )
+    s = parse_one(path)
+    assert user_texts(s) == ["refactor the parser", "also update the docs", "and bump the version", "/model opus"]
+    queued = [m.text for m in s.messages if FLAG_QUEUED in m.flags]
+    assert queued == ["also update the docs"]  # the second one arrived again as a normal user line
+
+
+def test_synthetic_and_meta_lines_are_not_messages(tmp_path):
+    path = _write_lines(
+        tmp_path / "meta.jsonl",
+        _chain("m1", None, "user", isMeta=True, message={"role": "user", "content": "skill body: always use uv"}),
+        _chain("u1", "m1", "user", message={"role": "user", "content": "run the tests"}),
+        _chain("a1", "u1", "assistant", message={"role": "assistant", "model": "<synthetic>", "content": [{"type": "text", "text": "API Error: 500"}]}),
+        _chain("a2", "a1", "assistant", message={"role": "assistant", "content": [{"type": "thinking", "thinking": "", "signature": "x"}, {"type": "redacted_thinking", "data": "zz"}, {"type": "text", "text": "All 12 tests pass."}]}),
+        {"type": "tag", "tag": "x"},
+        {"type": "brand-new-record", "sessionId": "q"},
+    )
+    sessions, report = parse_file(path)
+    (s,) = sessions
+    assert [(m.role, m.kind, m.text) for m in s.messages] == [
+        ("user", "text", "run the tests"),
+        ("assistant", "text", "All 12 tests pass."),
+    ]
+    assert report.unknown_records == 1 and report.skipped_messages == 2
+
+
+def test_huge_tool_output_is_bounded(tmp_path):
+    big = "line\n" * 50_000
+    path = _write_lines(
+        tmp_path / "big.jsonl",
+        _chain("a1", None, "assistant", message={"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "yes line"}}]}),
+        _chain("u1", "a1", "user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big, "is_error": True}]}),
+    )
+    s = parse_one(path)
+    result = s.messages[1]
+    assert result.kind == "tool_result" and result.tool_name == "Bash" and FLAG_ERROR in result.flags
+    assert len(result.text) < 3000 and "chars omitted" in result.text
+
+
 def test_empty_file_yields_nothing(tmp_path):
     sessions, report = parse_file(MINE / "empty.jsonl")
     assert sessions == [] and report.bad_lines == 0
@@ -404,6 +466,12 @@ def test_detect_uses_content_then_location(tmp_path, monkeypatch):
     assert parser.detect(REAL / "spotter__short.jsonl", (REAL / "spotter__short.jsonl").read_bytes()[:8192])
     assert not parser.detect(MINE / "not_a_session.jsonl", (MINE / "not_a_session.jsonl").read_bytes())
     assert not parser.detect(MINE / "empty.jsonl", b"")
+    # first line longer than the head: the line's opening decides
+    assert parser.detect(Path("x.jsonl"), b'{"parentUuid":null,"message":{"content":"' + b"x" * 9000)
+    assert parser.detect(Path("x.jsonl"), b'{"type":"file-history-snapshot","snapshot":{"a":"' + b"x" * 9000)
+    assert not parser.detect(Path("x.jsonl"), b'{"timestamp":"t","type":"session_meta","payload":{"' + b"x" * 9000)
+    # a corrupt first line does not hide the transcript behind it
+    assert parser.detect(Path("x.jsonl"), b'{"type": "us\n' + (REAL / "spotter__short.jsonl").read_bytes()[:4000])
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
     inside = tmp_path / "cfg" / "projects" / "-x" / "abc.jsonl"
     inside.parent.mkdir(parents=True)

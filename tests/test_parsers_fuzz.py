@@ -84,14 +84,9 @@ def test_junk_lines_lose_no_valid_message(tmp_path_factory, fixture, data):
         assert report.bad_lines >= 1
 
 
-# Detectors that give up when the very first line is corrupt (owner: the Codex/Gemini parser engineer).
-_FIRST_LINE_XFAIL: set[str] = {"codex-cli", "gemini-cli"}
-
 
 @pytest.mark.parametrize("fixture", JSONL_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_corrupt_first_line_loses_no_valid_message(tmp_path, fixture, request):
-    if fixture.parent.name in _FIRST_LINE_XFAIL:
-        request.applymarker(pytest.mark.xfail(reason="detector needs a valid first line", strict=False))
+def test_corrupt_first_line_loses_no_valid_message(tmp_path, fixture):
     path = tmp_path / fixture.name
     path.write_bytes(b'{"type": "user", "mess\n' + fixture.read_bytes())
     sessions, report = parse_file(path)

@@ -14,6 +14,7 @@ from wwt.search import (
     excerpt,
     group_by_session,
     is_weak,
+    lexically_unmatched,
     query_terms,
     resume_command,
     session_score,
@@ -186,16 +187,30 @@ def test_query_terms_split_identifiers_and_drop_single_characters() -> None:
 # ---------------------------------------------------------------------------------------------- weak signal
 
 
-def test_a_lexical_match_is_never_weak() -> None:
-    assert is_weak(3, [0.80, 0.79, 0.78])[0] is False
+def test_a_query_whose_terms_occur_is_lexically_matched() -> None:
+    assert lexically_unmatched({"toolchain": 2, "version": 2, "go.mod": 1}) is False
 
 
-def test_no_lexical_match_and_a_flat_vector_leg_is_weak() -> None:
-    assert is_weak(0, [0.80, 0.795, 0.79, 0.79, 0.785])[0] is True
+def test_a_query_that_only_matches_filler_words_is_lexically_unmatched() -> None:
+    assert lexically_unmatched({"how": 2, "bake": 0, "sourdough": 0, "bread": 0}) is True
+    assert lexically_unmatched({}) is True
 
 
-def test_no_lexical_match_but_a_standout_vector_hit_is_not_weak() -> None:
-    assert is_weak(0, [0.90, 0.80, 0.79, 0.79, 0.78])[0] is False
+def test_half_the_terms_matching_is_still_a_match() -> None:
+    assert lexically_unmatched({"pydantic": 1, "用法": 0}) is False
+
+
+def test_lexically_matched_is_never_weak() -> None:
+    assert is_weak(False, [0.80, 0.79, 0.78])[0] is False
+
+
+def test_unmatched_and_a_flat_vector_leg_is_weak() -> None:
+    assert is_weak(True, [0.80, 0.795, 0.79, 0.79, 0.785])[0] is True
+
+
+def test_unmatched_but_a_standout_vector_hit_is_not_weak() -> None:
+    weak, top, background = is_weak(True, [0.90, 0.80, 0.79, 0.79, 0.78])
+    assert weak is False and top == 0.90 and background == 0.79
 
 
 # ---------------------------------------------------------------------------------------------- real components

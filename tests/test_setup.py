@@ -9,10 +9,10 @@ import shutil
 import stat
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomlkit
 
 from wwt.errors import WwtError
 from wwt.setup import claude, codex, gemini
@@ -44,13 +44,17 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return h
 
 
+def toml_loads(text: str) -> dict:
+    return tomlkit.parse(text).unwrap()
+
+
 def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def load(home: Path, rel: str) -> dict:
     text = (home / rel).read_text()
-    return tomllib.loads(text) if rel.endswith(".toml") else json.loads(text)
+    return toml_loads(text) if rel.endswith(".toml") else json.loads(text)
 
 
 def test_setup_registers_every_agent_and_keeps_unrelated_content(home: Path) -> None:
@@ -84,7 +88,7 @@ def test_setup_registers_every_agent_and_keeps_unrelated_content(home: Path) -> 
     assert gem["mcpServers"]["wwt"]["args"][-1] == "mcp"
 
     toml_text = (home / ".codex/config.toml").read_text()
-    cfg = tomllib.loads(toml_text)
+    cfg = toml_loads(toml_text)
     assert cfg["features"]["codex_hooks"] is True
     assert cfg["features"]["web_search_request"] is True
     assert cfg["mcp_servers"]["github"] == original[".codex/config.toml"]["mcp_servers"]["github"]
@@ -185,7 +189,7 @@ def test_claude_config_dir_and_codex_home_are_honoured(tmp_path: Path, monkeypat
     run(use_agent_cli=False)
     assert our_handlers(json.loads((cdir / "settings.json").read_text())["hooks"], "Stop")
     assert "wwt" in json.loads((cdir / ".claude.json").read_text())["mcpServers"]
-    assert "wwt" in tomllib.loads((xdir / "config.toml").read_text())["mcp_servers"]
+    assert "wwt" in toml_loads((xdir / "config.toml").read_text())["mcp_servers"]
     assert (xdir / "hooks.json").exists()
     assert not (h / ".claude").exists() and not (h / ".codex").exists()
 
@@ -213,7 +217,7 @@ def test_existing_codex_feature_flag_is_left_alone(home: Path) -> None:
     path.write_text(path.read_text().replace("web_search_request = true", "web_search_request = true\nhooks = true"))
     before = path.read_text()
     run(use_agent_cli=False)
-    after = tomllib.loads(path.read_text())
+    after = toml_loads(path.read_text())
     assert after["features"] == {"web_search_request": True, "hooks": True}
     run(uninstall=True, use_agent_cli=False)
     assert path.read_text() == before

@@ -23,22 +23,12 @@ def _first_ingest(out) -> None:
 
     info = resolve_model(allow_download=True)
     out.print(f"model: {info.model_dir} ({info.source})")
-    memory = Memory()
-    try:
-        from wwt.present import rich_progress  # type: ignore[attr-defined]
-    except ImportError:
-        rich_progress = None
-    if rich_progress is not None:
-        with rich_progress(_console(stderr=True)) as progress:
-            summary = memory.ingest(None, progress=progress)
-    else:
-        summary = memory.ingest(None)
-    try:
-        from wwt.present import render_ingest_summary
+    from wwt.present import render_ingest_summary, rich_progress
 
-        render_ingest_summary(out, summary)
-    except ImportError:
-        out.print(str(summary))
+    memory = Memory()
+    with rich_progress(_console(stderr=True)) as progress:
+        summary = memory.ingest(None, progress=progress)
+    render_ingest_summary(out, summary)
     memory.close()
 
 

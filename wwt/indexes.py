@@ -56,7 +56,17 @@ class Indexes:
         self._vector_stamp = _stamp(index_dir / VECTOR_DIR / VECTOR_MANIFEST)
 
     @classmethod
-    def open(cls, index_dir: Path, dim: int = DIM) -> Indexes:
+    def open(cls, index_dir: Path, dim: int = DIM, store: Store | None = None) -> Indexes:
+        """With ``store``, a missing/broken/out-of-step index is repaired from SQLite right away (under the
+        ingest lock, so it never races a writer); without it the caller decides (``needs_repair``)."""
+        if store is not None:
+            from wwt.ingest import writer_lock
+
+            with writer_lock(store):
+                indexes = cls.open(index_dir, dim)
+                if indexes.needs_repair(store):
+                    indexes.repair(store)
+                return indexes
         index_dir = Path(index_dir)
         index_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(index_dir, 0o700)

@@ -207,6 +207,7 @@ class _Run:
     ) -> None:
         store, s = self.store, self.summary
         touched: set[str] = set()
+        changed: set[str] = set()
         with store.transaction():
             file_id = store.upsert_file(key, platform, st.st_size, st.st_mtime_ns, consumed, content_hash)
             parsed_ids = set()
@@ -219,7 +220,9 @@ class _Run:
                 added, removed = store.merge_messages(session.session_id, session.messages, file_id, full)
                 s.messages_added += added
                 s.messages_removed += removed
-                if added or removed or full:
+                if added or removed:
+                    changed.add(session.session_id)
+                if added or removed or full:  # a full parse may also have edited message text
                     touched.add(session.session_id)
             if full:
                 for sid in store.file_session_ids(file_id):
@@ -227,8 +230,9 @@ class _Run:
                         _, removed = store.merge_messages(sid, [], file_id, full=True)
                         s.messages_removed += removed
                         touched.add(sid)
+                        changed.add(sid)
             store.mark_dirty(touched)
-        s.sessions += len(touched)
+        s.sessions += len(changed)
 
     # ---- chunks ----------------------------------------------------------------------------------
 

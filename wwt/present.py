@@ -198,25 +198,22 @@ def render_model(console: Console, model: dict[str, Any]) -> None:
 
 
 def render_ingest_summary(console: Console, summary: Any, verbose: bool = False) -> None:
-    """Prints the counts ``wwt.ingest.IngestSummary`` carries (missing fields are left out)."""
-    get = lambda name: getattr(summary, name, None)  # noqa: E731
-    parts = []
-    for name, label in (
-        ("files_seen", "files seen"),
-        ("files_parsed", "parsed"),
-        ("files_skipped", "unchanged/skipped"),
-        ("sessions", "sessions"),
-        ("messages_added", "messages added"),
-        ("chunks_added", "chunks added"),
-        ("chunks_removed", "chunks removed"),
-        ("chunks_embedded", "embedded"),
-        ("bad_lines", "bad lines"),
-    ):
-        value = get(name)
-        if value is not None:
-            parts.append(f"{label}: {value}")
-    console.print("   ".join(parts) if parts else str(summary))
-    notes = get("notes") or get("file_notes") or []
+    """Short lines (they fit 80 columns) from ``wwt.ingest.IngestSummary``."""
+    g = lambda name: getattr(summary, name, 0) or 0  # noqa: E731
+    missing = f", {g('files_missing')} deleted by their agent (archive kept)" if g("files_missing") else ""
+    console.print(
+        f"files: {g('files_seen')} seen, {g('files_parsed')} parsed, {g('files_skipped')} unchanged{missing}"
+    )
+    console.print(
+        f"sessions changed: {g('sessions')}   messages: +{g('messages_added')} -{g('messages_removed')}"
+    )
+    console.print(
+        f"chunks: +{g('chunks_added')} -{g('chunks_removed')}   embedded: {g('chunks_embedded')}   "
+        f"bad lines: {g('bad_lines')}   ({g('seconds'):.1f} s)"
+    )
+    if getattr(summary, "index_repair", None):
+        console.print(f"[dim]indexes repaired from the archive: {summary.index_repair}[/]")
+    notes = getattr(summary, "notes", None) or []
     if verbose:
         for note in notes:
             console.print(Text(f"  {note}", style="dim"))

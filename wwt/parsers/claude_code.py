@@ -81,6 +81,7 @@ _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 _AGENT_STEM_RE = re.compile(r"^agent-([A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)$")
 _ABSOLUTE_PATH_RE = re.compile(r"^(?:/|~|[A-Za-z]:[\\/]|\\\\)")
 _BAD_BRANCH_CHARS = re.compile(r"[\s\[\]~^:?*\\]")
+_META_PREFIX_RE = re.compile(rb'^\{\s*"type"\s*:\s*"(?:file-history-snapshot|summary|queue-operation|custom-title|ai-title)"')
 _INTERRUPTED = "[Request interrupted by user"
 REWIND_SCAN_BYTES = 256 * 1024
 TITLE_MAX = 100
@@ -122,7 +123,7 @@ def project_name(path: str) -> str | None:
     return name or None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Line:
     """Tree skeleton of one chain line (kept small: the whole file's skeleton stays in memory)."""
 
@@ -143,7 +144,8 @@ class _State:
     seen_texts: dict[str, int] = field(default_factory=dict)  # native id -> hash(text)
     offset: int = 0
     timestamp: str | None = None  # of the record being handled
-    seen_blocks: set[tuple[str, str, str]] = field(default_factory=set)
+    echo_ids: set[str] = field(default_factory=set)  # user input echoed by system/local_command lines
+    seen_blocks: set[tuple[str, str, int]] = field(default_factory=set)
     tool_names: dict[str, str] = field(default_factory=dict)
     superseded: set[str] = field(default_factory=set)
     session_ids: list[str] = field(default_factory=list)
@@ -235,7 +237,7 @@ def _content_verdict(head: bytes) -> bool | None:
         prefix = line[:600]
         if b'"payload"' in prefix:
             return False
-        if b'"parentUuid"' in prefix or b'"isSidechain"' in prefix:
+        if b'"parentUuid"' in prefix or b'"isSidechain"' in prefix or _META_PREFIX_RE.search(prefix):
             return True
         return None
     return None
@@ -344,10 +346,19 @@ def _add(
                 timestamp=state.timestamp,
                 tool_name=tool_name,
                 parent_id=parent,
-                flags=frozenset(flags),
+                flags=_frozen(flags),
             ),
         )
     )
+
+
+_FLAG_SETS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _frozen(flags: set[str]) -> frozenset[str]:
+    """One shared frozenset per flag combination (there are only a handful) instead of one per message."""
+    key = frozenset(flags)
+    return _FLAG_SETS.setdefault(key, key)
 
 
 def _block_id(base_id: str, index: int) -> str:
@@ -447,7 +458,7 @@ def _handle_assistant(state: _State, idx: int, base_id: str, parent: str | None,
 
 
 def _first_time(state: _State, msg_id: str, kind: str, key: str) -> bool:
-    marker = (msg_id, kind, key if len(key) < 200 else f"{len(key)}:{hash(key)}")
+    marker = (msg_id, kind, hash(key))
     if marker in state.seen_blocks:
         return False
     state.seen_blocks.add(marker)
@@ -473,7 +484,8 @@ def _handle_system(state: _State, idx: int, base_id: str, parent: str | None, ob
     if text is None:
         state.report.skipped_messages += 1
         return
-    _add(state, idx, base_id, "user", "text", text, obj, parent, _base_flags(state, obj) | {FLAG_QUEUED})
+    state.echo_ids.add(base_id)
+    _add(state, idx, base_id, "user", "text", text, obj, parent, _base_flags(state, obj))
 
 
 # ------------------------------------------------------------------------------------------------ tree
@@ -616,8 +628,11 @@ def _build_session(state: _State, start_offset: int) -> Session | None:
     if dropped:
         state.report.skipped_messages += len(state.messages) - len(kept)
     # Queued / echoed input already present as a normal user line is the same input: keep it once.
-    typed = {m.text for m in kept if m.role == "user" and m.kind == "text" and FLAG_QUEUED not in m.flags}
-    final = [m for m in kept if FLAG_QUEUED not in m.flags or m.text not in typed]
+    def weak(m: Message) -> bool:
+        return FLAG_QUEUED in m.flags or m.native_id in state.echo_ids
+
+    typed = {m.text for m in kept if m.role == "user" and m.kind == "text" and not weak(m)}
+    final = [m for m in kept if not weak(m) or m.text not in typed]
     session_id, parent_id = _session_id(state)
     title = state.custom_title or state.ai_title or state.summary_title or state.last_prompt
     if title is None and state.is_subagent:
