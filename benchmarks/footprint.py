@@ -63,6 +63,16 @@ def build_wwt_venv(venv: Path) -> None:
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(ROOT)], check=True)
 
 
+def tooling_bytes(site: Path) -> int:
+    """pip/setuptools that every venv carries: not part of what wwt needs at run time."""
+    names = ("pip", "setuptools", "pkg_resources", "_distutils_hack")
+    total = 0
+    for entry in site.iterdir():
+        if entry.name.split("-")[0] in names:
+            total += tree_bytes(entry) if entry.is_dir() else entry.stat().st_size
+    return total
+
+
 def mb(n: int) -> str:
     return f"{n / 1e6:.0f}"
 
@@ -86,9 +96,13 @@ def main() -> None:
         )
 
     sys.path.insert(0, str(ROOT))
+    from wwt.errors import WwtError
     from wwt.model_source import resolve_model
 
-    info = resolve_model()
+    try:
+        info = resolve_model(allow_download=False)
+    except WwtError as exc:
+        raise SystemExit(f"footprint: {exc}") from None
     model_bytes = info.model_path.stat().st_size
     tokenizer_bytes = info.tokenizer_path.stat().st_size
     weights = args.hf_dir / "model.safetensors"
@@ -98,20 +112,25 @@ def main() -> None:
     torch_total = tree_bytes(torch_venv)
     wwt_site = site_packages(wwt_venv)
     torch_site = site_packages(torch_venv)
+    pyc = sum(tree_bytes(p) for p in wwt_site.rglob("__pycache__"))
     lines = [
         f"## Footprint: wwt venv vs the original torch stack ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC)",
         "",
         f"Command: `python benchmarks/footprint.py {' '.join(sys.argv[1:])}`".rstrip() + "  ",
-        f"Model folder measured: `{info.model_dir}` ({info.source}).",
+        f"Model folder measured: `{info.model_dir}` ({info.source}); the pinned hub download is "
+        f"{mb(sum(f.size or 0 for f in info.manifest.files))} MB ({info.manifest.label}).",
         "",
         "| | wwt (onnxruntime + tokenizers + …) | original (torch CPU + sentence-transformers) | target |",
         "|---|---|---|---|",
         f"| venv on disk (MB) | {mb(wwt_total)} | {mb(torch_total)} | wwt ≤ 450 |",
+        f"| … without pip/setuptools (MB) | {mb(wwt_total - tooling_bytes(wwt_site))} | "
+        f"{mb(torch_total - tooling_bytes(torch_site))} | |",
         f"| model weights (MB) | {mb(model_bytes)} int8 ONNX | {mb(torch_weights)} fp32 safetensors | ≤ 140 |",
         f"| tokenizer.json (MB) | {mb(tokenizer_bytes)} | {mb(tokenizer_bytes)} | |",
         f"| total (MB) | {mb(wwt_total + model_bytes + tokenizer_bytes)} | "
         f"{mb(torch_total + torch_weights + tokenizer_bytes)} | |",
         "",
+        f"The wwt venv includes {mb(pyc)} MB of `__pycache__` bytecode written by pip at install time.",
         "Largest packages — wwt: "
         + ", ".join(f"{n} {mb(b)}" for n, b in top_packages(wwt_site))
         + "; original: "

@@ -179,6 +179,7 @@ def test_exact_identifier_finds_its_session_and_excerpt(archive: Path, model_dir
     out = search_json("--all", "phx.server", home=archive, model_dir=model_dir)
     assert out["results"][0]["session_id"] == SPOTTER_SERVER_SESSION
     assert "phx.server" in out["results"][0]["chunks"][0]["text"]
+    assert out["weak"] is False
 
 
 def test_codex_cjk_session_is_found_and_resumable(archive: Path, model_dir: Path) -> None:
@@ -337,3 +338,38 @@ def test_a_bare_date_as_upper_bound_covers_the_whole_day() -> None:
 
 def test_yesterday_is_before_today() -> None:
     assert parse_when("yesterday", now=NOW) < parse_when("today", now=NOW) < parse_when("today", True, now=NOW)
+
+
+# ---------------------------------------------------------------------------------------------- project
+
+
+def test_the_project_is_the_git_root_folder_name(tmp_path: Path) -> None:
+    from wwt.project import current_project, find_project_root
+
+    repo = tmp_path / "my-repo"
+    (repo / "src" / "deep").mkdir(parents=True)
+    (repo / ".git").write_text("gitdir: /elsewhere/worktrees/x\n")  # a worktree's .git is a file
+    assert find_project_root(repo / "src" / "deep") == repo
+    assert current_project(repo / "src" / "deep") == "my-repo"
+
+
+def test_without_git_the_project_is_the_folder_name(tmp_path: Path) -> None:
+    from wwt.project import current_project
+
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    assert current_project(plain) == "notes"
+
+
+def test_a_corrupt_store_is_one_line_not_a_traceback(tmp_path: Path, model_dir: Path) -> None:
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "wwt.sqlite3").write_bytes(b"this is not a database at all" * 100)
+    result = run_wwt("search", "--all", "anything", home=home, model_dir=model_dir)
+    assert_one_line_error(result, "wwt.sqlite3")
+
+
+def test_model_command_describes_the_model_in_use(tmp_path: Path, model_dir: Path) -> None:
+    result = run_wwt("model", home=tmp_path / "h", model_dir=model_dir)
+    assert result.returncode == 0, result.stderr
+    assert str(model_dir) in result.stdout and "model.onnx" in result.stdout

@@ -326,6 +326,28 @@ def test_missing_or_broken_indexes_are_rebuilt_from_sqlite_without_embedding(env
     store.close()
 
 
+def test_a_reader_never_deletes_a_damaged_index_and_picks_up_the_writers_repair(env):
+    env.copy(CRUD, GEMINI_JSON)
+    env.ingest()
+    store, _ = env.open()
+    ids = store.all_chunk_ids()
+    env.close()
+    manifest = env.home / "index" / VECTOR_DIR / "vectors.json"
+    manifest.write_text("{garbage")
+    reader = Indexes.open(env.home / "index")  # e.g. the MCP server, while the writer is busy
+    assert reader.broken == ("vector",) and reader.vector.count() == 0
+    assert manifest.read_text() == "{garbage"  # left alone: only the writer repairs
+    assert reader.lexical.all_ids() == ids
+
+    store = Store.open(env.home / "wwt.sqlite3")
+    writer = Indexes.open(env.home / "index", store=store)  # no ingest running: repaired on open
+    assert writer.broken == () and writer.vector.all_ids() == ids
+    reader.reload_if_changed()
+    assert reader.broken == () and reader.vector.all_ids() == ids
+    for x in (reader, writer, store):
+        x.close()
+
+
 def test_reindex_rebuilds_both_indexes_without_the_model(env):
     env.copy(CRUD, GEMINI_JSON)
     env.ingest()

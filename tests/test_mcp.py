@@ -46,6 +46,14 @@ def world(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> dict:
     return {"root": root, "logs": logs, "env": env}
 
 
+def top_session(text: str) -> str | None:
+    """The session id of the best hit in a search tool's text."""
+    for line in text.splitlines():
+        if line.strip().startswith("session: "):
+            return line.split("session: ", 1)[1].split(" ")[0]
+    return None
+
+
 def text_of(result) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
@@ -98,8 +106,7 @@ def test_search_read_ingest_and_see_new_data_without_restart(world: dict) -> Non
         many = await asyncio.gather(*(
             session.call_tool("search_all", {"query": q}) for q in ("JOKE.md", "phx.server", "JOKE.md", "phx.server")
         ))
-        assert [CRUD[1] in text_of(r) for r in many] == [True, False, True, False]
-        assert [SPOTTER[1] in text_of(r) for r in many[1::2]] == [True, True]
+        assert [top_session(text_of(r)) for r in many] == [CRUD[1], SPOTTER[1], CRUD[1], SPOTTER[1]]
 
         page = await session.call_tool("get_session", {"session_id": SPOTTER[1][:8], "start": 0, "end": 3})
         assert not page.is_error, text_of(page)

@@ -132,6 +132,9 @@ def ingest(
     with rich_progress(err_console) as progress:
         summary = memory.ingest(list(paths) if paths else None, progress=progress)
     render_ingest_summary(console, summary, verbose=verbose)
+    if not summary.files_seen:
+        where = "in " + ", ".join(str(p) for p in paths) if paths else "in the agents' default log folders"
+        console.print(f"[yellow]no agent logs found {where}[/]")
 
 
 @app.command()
@@ -218,7 +221,8 @@ def show(
     if shown_to < total:
         console.print(
             f"[dim]messages {start}–{shown_to - 1} of {total}; next page: "
-            f"wwt show {view.session.session_id} --start {shown_to} --limit {limit}[/]"
+            f"wwt show {view.session.session_id} --start {shown_to} --limit {limit}[/]",
+            soft_wrap=True,
         )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +45,12 @@ class RepairReport:
 
 
 class Indexes:
-    """``.lexical`` (LexicalIndex) and ``.vector`` (VectorIndex) in ``index_dir``. ``broken`` names the
-    indexes that were missing or unreadable at open and were recreated empty (repair refills them)."""
+    """``.lexical`` (LexicalIndex) and ``.vector`` (VectorIndex) in ``index_dir``.
+
+    Opening never deletes or rewrites anything (a reader may open while the ingest worker saves): an index
+    that is missing or unreadable is listed in ``broken`` and replaced by an empty stand-in (a scratch
+    folder / an unsaved in-memory graph). ``repair`` — run by the writer under the ingest lock — recreates it
+    in place from SQLite."""
 
     def __init__(self, index_dir: Path, lexical: Any, vector: Any, broken: tuple[str, ...], dim: int) -> None:
         self.index_dir = index_dir
@@ -54,43 +59,71 @@ class Indexes:
         self.broken = broken
         self.dim = dim
         self._vector_stamp = _stamp(index_dir / VECTOR_DIR / VECTOR_MANIFEST)
+        self._scratch: tempfile.TemporaryDirectory | None = None
 
     @classmethod
     def open(cls, index_dir: Path, dim: int = DIM, store: Store | None = None) -> Indexes:
-        """With ``store``, a missing/broken/out-of-step index is repaired from SQLite right away (under the
-        ingest lock, so it never races a writer); without it the caller decides (``needs_repair``)."""
-        if store is not None:
-            from wwt.ingest import writer_lock
-
-            with writer_lock(store):
-                indexes = cls.open(index_dir, dim)
-                if indexes.needs_repair(store):
-                    indexes.repair(store)
-                return indexes
+        """With ``store``, out-of-step or broken indexes are repaired from SQLite right away when no ingest
+        is running (an ingest that is running repairs them itself); without it the caller decides."""
         index_dir = Path(index_dir)
         index_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(index_dir, 0o700)
         broken: list[str] = []
-        lexical = _open_lexical(index_dir / LEXICAL_DIR, broken)
+        scratch: list[tempfile.TemporaryDirectory] = []
+        lexical = _open_lexical(index_dir / LEXICAL_DIR, broken, scratch)
         vector = _open_vector(index_dir / VECTOR_DIR, dim, broken)
-        return cls(index_dir, lexical, vector, tuple(broken), dim)
+        indexes = cls(index_dir, lexical, vector, tuple(broken), dim)
+        indexes._scratch = scratch[0] if scratch else None
+        if store is not None and indexes.needs_repair(store):
+            from filelock import Timeout
+
+            from wwt.ingest import writer_lock
+
+            try:
+                with writer_lock(store, timeout=0):
+                    if indexes.needs_repair(store):
+                        indexes.repair(store)
+            except Timeout:
+                pass
+        return indexes
 
     def close(self) -> None:
         close = getattr(self.lexical, "close", None)
         if close is not None:
             close()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
 
     # ---- readers -------------------------------------------------------------------------------------
 
     def reload_if_changed(self) -> None:
-        """Pick up what another process (the ingest worker) committed."""
-        self.lexical.reload()
+        """Pick up what another process (the ingest worker) committed, including a repaired index."""
+        from wwt.lexical_index import LexicalIndex
+        from wwt.vector_index import VectorIndex
+
+        if "lexical" in self.broken:
+            try:
+                fresh = LexicalIndex(self.index_dir / LEXICAL_DIR, create=False)
+            except (WwtError, OSError, ValueError):
+                fresh = None
+            if fresh is not None:
+                self.lexical.close()
+                self.lexical = fresh
+                if self._scratch is not None:
+                    self._scratch.cleanup()
+                    self._scratch = None
+                self.broken = tuple(b for b in self.broken if b != "lexical")
+        else:
+            self.lexical.reload()
         stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
         if stamp != self._vector_stamp:
-            from wwt.vector_index import VectorIndex
-
-            self.vector = VectorIndex(self.index_dir / VECTOR_DIR, self.dim)
+            try:
+                self.vector = VectorIndex(self.index_dir / VECTOR_DIR, self.dim)
+            except (WwtError, OSError, ValueError, RuntimeError):
+                return  # caught mid-save or damaged: keep what we have, the next reload retries
             self._vector_stamp = stamp
+            self.broken = tuple(b for b in self.broken if b != "vector")
 
     # ---- sync bookkeeping ----------------------------------------------------------------------------
 
@@ -120,6 +153,9 @@ class Indexes:
 
     def apply(self, store: Store, added: Iterable[int], removed: Iterable[int]) -> None:
         """Mirror an ingest's chunk changes (ids already committed in SQLite) into both indexes and save."""
+        if self.broken:
+            self.repair(store)  # makes both match SQLite, which already holds these changes
+            return
         added, removed = sorted(set(added)), sorted(set(removed))
         if removed:
             self.lexical.delete(removed)
@@ -133,6 +169,8 @@ class Indexes:
     def repair(self, store: Store) -> RepairReport:
         """Make both indexes hold exactly SQLite's chunk ids (no embedding: vectors come from SQLite)."""
         report = RepairReport(rebuilt=self.broken)
+        if self.broken:
+            self._recreate_broken()
         truth = store.all_chunk_ids()
         lex_ids = set(self.lexical.all_ids())
         vec_ids = set(self.vector.all_ids())
@@ -152,6 +190,31 @@ class Indexes:
         self.broken = ()
         self.mark_synced(store.change_counter())
         return report
+
+    def _recreate_broken(self) -> None:
+        """Writer only: reopen each broken index in place (it may have been mid-save when we opened), else
+        delete and recreate it empty."""
+        from wwt.lexical_index import LexicalIndex
+        from wwt.vector_index import VectorIndex
+
+        if "lexical" in self.broken:
+            self.lexical.close()
+            path = self.index_dir / LEXICAL_DIR
+            try:
+                self.lexical = LexicalIndex(path)
+            except (WwtError, OSError, ValueError):
+                shutil.rmtree(path, ignore_errors=True)
+                self.lexical = LexicalIndex(path)
+            if self._scratch is not None:
+                self._scratch.cleanup()
+                self._scratch = None
+        if "vector" in self.broken:
+            path = self.index_dir / VECTOR_DIR
+            try:
+                self.vector = VectorIndex(path, self.dim)
+            except (WwtError, OSError, ValueError, RuntimeError):
+                shutil.rmtree(path, ignore_errors=True)
+                self.vector = VectorIndex(path, self.dim)
 
     def _add_rows(
         self, store: Store, ids: list[int], lexical_ids: set[int] | None = None, vector_ids: set[int] | None = None
@@ -200,20 +263,18 @@ def open_synced(store: Store, index_dir: Path, dim: int = DIM) -> tuple[Indexes,
     return indexes, None
 
 
-def _open_lexical(path: Path, broken: list[str]) -> Any:
+def _open_lexical(path: Path, broken: list[str], scratch: list[tempfile.TemporaryDirectory]) -> Any:
     from wwt.lexical_index import LexicalIndex
 
-    try:
-        if path.exists() and any(path.iterdir()):
-            return LexicalIndex(path)
-    except (WwtError, OSError, ValueError):
-        pass
-    else:
-        broken.append("lexical")
-        return LexicalIndex(path)
-    broken.append("lexical")
-    shutil.rmtree(path, ignore_errors=True)
-    return LexicalIndex(path)
+    if path.exists() and any(path.iterdir()):
+        try:
+            return LexicalIndex(path, create=False)
+        except (WwtError, OSError, ValueError):
+            pass
+    broken.append("lexical")  # missing counts too: whatever SQLite holds must be (re)added
+    holder = tempfile.TemporaryDirectory(prefix="wwt-lexical-")
+    scratch.append(holder)
+    return LexicalIndex(Path(holder.name))
 
 
 def _open_vector(path: Path, dim: int, broken: list[str]) -> Any:
@@ -223,9 +284,9 @@ def _open_vector(path: Path, dim: int, broken: list[str]) -> Any:
         try:
             return VectorIndex(path, dim)
         except (WwtError, OSError, ValueError, RuntimeError):
-            shutil.rmtree(path, ignore_errors=True)
+            pass
     broken.append("vector")
-    return VectorIndex(path, dim)
+    return VectorIndex(path / "unsaved-stand-in", dim)  # in memory only: never saved by a reader
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

@@ -132,7 +132,7 @@ def run(debounce_s: float | None = None, idle_exit_s: float | None = None) -> in
                 last_work = time.monotonic()
                 while True:
                     quiet = seconds_since_last_hook(data_dir)
-                    if quiet < debounce_s:
+                    if 0 <= quiet < debounce_s:  # (a future mtime — clock change — must not stall us)
                         time.sleep(min(debounce_s - quiet, debounce_s) + 0.05)
                         continue
                     if drain_once(memory, store, log):
