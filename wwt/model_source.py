@@ -290,8 +290,8 @@ def resolve_model(manifest: Manifest | None = None, allow_download: bool = True)
             if not allow_download:
                 names = ", ".join(f.local_name for f in missing)
                 raise ModelUnavailable(
-                    f"the embedding model is not downloaded yet ({names} missing in {folder}); run `wwt model` "
-                    f"with network access, or set WWT_MODEL_DIR"
+                    f"the embedding model is not downloaded yet ({names} missing in {folder}); run wwt once "
+                    f"with network access to fetch it, or set WWT_MODEL_DIR"
                 )
             download(manifest, missing)
     except OSError as exc:

@@ -165,8 +165,8 @@ class Memory:
             if not Path(path).exists():
                 raise UsageError(f"no such file or folder: {path}")
         with self._lock:
-            store = self._open_store(create=True)
-            indexes = self._open_indexes()
+            self._open_store(create=True)
+            store, indexes = self._open_store(), self._refresh_indexes()  # never write from a stale copy
             summary = ingest_mod.ingest(
                 [Path(p) for p in paths_] if paths_ else None,
                 store,
@@ -327,7 +327,7 @@ class Memory:
                 session_id = self.resolve_session(session_id).root_session_id
             else:
                 self._check_project(project or "")
-            removed = ingest_mod.forget(store, self._open_indexes(), session_id=session_id, project=project)
+            removed = ingest_mod.forget(store, self._refresh_indexes(), session_id=session_id, project=project)
             self._seen_counter = store.change_counter()
             return removed
 
