@@ -41,7 +41,9 @@ def original_tokenize_many(texts: Sequence[str]) -> list[list[str]]:
 class BM25Okapi:
     """rank_bm25.BM25Okapi's scoring (same idf with the epsilon floor for negative idf), over postings."""
 
-    def __init__(self, corpus: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25):
+    def __init__(
+        self, corpus: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25
+    ):
         self.k1, self.b, self.epsilon = k1, b, epsilon
         self.corpus_size = len(corpus)
         self.doc_len = np.asarray([len(doc) for doc in corpus], dtype=np.float64)
@@ -52,7 +54,9 @@ class BM25Okapi:
                 docs, freqs = postings.setdefault(word, ([], []))
                 docs.append(doc_index)
                 freqs.append(freq)
-        self._postings = {w: (np.asarray(d), np.asarray(f, dtype=np.float64)) for w, (d, f) in postings.items()}
+        self._postings = {
+            w: (np.asarray(d), np.asarray(f, dtype=np.float64)) for w, (d, f) in postings.items()
+        }
         self.idf: dict[str, float] = {}
         idf_sum = 0.0
         negative: list[str] = []
@@ -66,7 +70,9 @@ class BM25Okapi:
         self.average_idf = idf_sum / len(self.idf) if self.idf else 0.0
         for word in negative:
             self.idf[word] = self.epsilon * self.average_idf
-        self._norm = self.k1 * (1 - self.b + self.b * self.doc_len / self.avgdl) if self.avgdl else self.doc_len
+        self._norm = (
+            self.k1 * (1 - self.b + self.b * self.doc_len / self.avgdl) if self.avgdl else self.doc_len
+        )
 
     def get_scores(self, query: Sequence[str]) -> np.ndarray:
         """Scores for every document; a repeated query word counts again, as in rank_bm25."""

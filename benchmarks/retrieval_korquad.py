@@ -35,7 +35,6 @@ sys.path.insert(0, str(HERE))  # original_rules sits next to this script
 from original_rules import BM25Okapi, original_tokenize_many, top_k  # noqa: E402
 
 from wwt import fusion  # noqa: E402
-from wwt.lexical import tokenize_many  # noqa: E402
 from wwt.lexical_index import LexDoc, LexicalIndex  # noqa: E402
 from wwt.models import Filters  # noqa: E402
 from wwt.vector_index import VectorIndex  # noqa: E402
@@ -74,7 +73,7 @@ def sample_questions(questions: list[tuple[str, int]], n: int | None) -> list[tu
 
 def metrics(rankings: Sequence[Ranked], relevant: Sequence[int]) -> dict[str, float]:
     r1 = r5 = r10 = mrr = 0.0
-    for ranked, target in zip(rankings, relevant):
+    for ranked, target in zip(rankings, relevant, strict=True):
         ids = [chunk_id for chunk_id, _ in ranked[:10]]
         if target in ids:
             rank = ids.index(target) + 1
@@ -86,7 +85,9 @@ def metrics(rankings: Sequence[Ranked], relevant: Sequence[int]) -> dict[str, fl
     return {"R@1": r1 / n, "R@5": r5 / n, "R@10": r10 / n, "MRR@10": mrr / n}
 
 
-def cached_vectors(name: str, texts: Sequence[str], embed: Callable[[Sequence[str]], np.ndarray], key: str) -> np.ndarray:
+def cached_vectors(
+    name: str, texts: Sequence[str], embed: Callable[[Sequence[str]], np.ndarray], key: str
+) -> np.ndarray:
     """Vectors for ``texts`` from benchmarks/.work, computed (and saved) on a miss."""
     digest = hashlib.sha256(("\x00".join(texts) + "\x01" + key).encode("utf-8")).hexdigest()[:16]
     path = WORK / f"korquad-{name}-{digest}.npy"
@@ -157,28 +158,34 @@ def run(args: argparse.Namespace) -> tuple[list[list[str]], dict[str, str]]:
         ("vector only (e5 int8, query:/passage:, hnswlib)", metrics(vector, relevant)),
     ]
     for w in W_LEX_GRID:
-        fused = [fusion.fuse(lx, vc, "weighted_minmax", w_lex=w) for lx, vc in zip(lexical, vector)]
+        fused = [
+            fusion.fuse(lx, vc, "weighted_minmax", w_lex=w) for lx, vc in zip(lexical, vector, strict=True)
+        ]
         rows.append((f"weighted_minmax w_lex={w}", metrics(fused, relevant)))
-    fused = [fusion.fuse(lx, vc, "rrf") for lx, vc in zip(lexical, vector)]
+    fused = [fusion.fuse(lx, vc, "rrf") for lx, vc in zip(lexical, vector, strict=True)]
     rows.append(("rrf k=60", metrics(fused, relevant)))
-    fused = [fusion.fuse(lx, vc, "rrf", w_lex=0.7) for lx, vc in zip(lexical, vector)]
+    fused = [fusion.fuse(lx, vc, "rrf", w_lex=0.7) for lx, vc in zip(lexical, vector, strict=True)]
     rows.append(("rrf k=60 w_lex=0.7", metrics(fused, relevant)))
-    fused = [fusion.fuse(lx, vc, "original") for lx, vc in zip(lexical, vector)]
+    fused = [fusion.fuse(lx, vc, "original") for lx, vc in zip(lexical, vector, strict=True)]
     rows.append(("original fusion rule on wwt legs (max-of-list bm25)", metrics(fused, relevant)))
-    default = [fusion.fuse(lx, vc) for lx, vc in zip(lexical, vector)]
-    rows.append((f"**default** ({fusion.DEFAULT_METHOD}, w_lex={fusion.DEFAULT_W_LEX})", metrics(default, relevant)))
+    default = [fusion.fuse(lx, vc) for lx, vc in zip(lexical, vector, strict=True)]
+    rows.append(
+        (f"**default** ({fusion.DEFAULT_METHOD}, w_lex={fusion.DEFAULT_W_LEX})", metrics(default, relevant))
+    )
 
     # --- the original tool end to end -----------------------------------------------------------------------
     if not args.skip_original:
         started = time.perf_counter()
         bm25 = BM25Okapi(original_tokenize_many(passages))
         facts["original BM25Okapi build"] = f"{time.perf_counter() - started:.1f} s"
-        plain_passages = cached_vectors("passages-e5-noprefix", passages, lambda t: embedder.embed(t, ""), key)
+        plain_passages = cached_vectors(
+            "passages-e5-noprefix", passages, lambda t: embedder.embed(t, ""), key
+        )
         plain_queries = cached_vectors("queries-e5-noprefix", texts, lambda t: embedder.embed(t, ""), key)
         original_lex: list[Ranked] = []
         original_vec: list[Ranked] = []
         original_fused: list[Ranked] = []
-        for tokens, qv in zip(original_tokenize_many(texts), plain_queries):
+        for tokens, qv in zip(original_tokenize_many(texts), plain_queries, strict=True):
             scores = bm25.get_scores(tokens)
             lex = top_k(scores, depth)
             cos = plain_passages @ qv
@@ -213,9 +220,13 @@ def markdown(table: list[list[str]], facts: dict[str, str], command: str) -> str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--questions", type=int, default=None, help="fixed random sample (seed 0) of N questions")
+    parser.add_argument(
+        "--questions", type=int, default=None, help="fixed random sample (seed 0) of N questions"
+    )
     parser.add_argument("--depth", type=int, default=30, help="candidates fetched per leg")
     parser.add_argument("--skip-original", action="store_true", help="leave out the original tool's rules")
     parser.add_argument("--record", action="store_true", help="append the result to benchmarks/RESULTS.md")

@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import sys
 import time
@@ -200,9 +201,7 @@ def make_session_turns(rng: random.Random, units: Units, n_turns: int, ident: st
             turns.append(Turn("user", text))
         else:
             if rng.random() < 0.6:
-                ctx = units.paragraphs[para]
-                start = rng.randrange(0, max(1, len(ctx) - 200))
-                text = ctx[start : start + rng.randint(150, 350)]
+                text = rng.choice(paragraph_excerpts(units, para))
             else:
                 text = rng.choice(units.fixture_assistant)
             if ident and rng.random() < 0.05:
@@ -216,6 +215,21 @@ def make_session_turns(rng: random.Random, units: Units, n_turns: int, ident: st
 
 
 _QUESTIONS_BY_PARA: dict[int, list[str]] = {}
+_EXCERPTS: dict[int, list[str]] = {}
+
+
+def paragraph_excerpts(units: Units, para: int) -> list[str]:
+    """Two or three consecutive sentences of a paragraph (≤ 400 chars): what an assistant turn quotes."""
+    if para not in _EXCERPTS:
+        sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", units.paragraphs[para]) if s.strip()]
+        found = []
+        for i in range(len(sentences)):
+            for n in (2, 3):
+                piece = " ".join(sentences[i : i + n])[:400]
+                if len(piece) >= 60:
+                    found.append(piece)
+        _EXCERPTS[para] = list(dict.fromkeys(found)) or [units.paragraphs[para][:400]]
+    return _EXCERPTS[para]
 
 
 def _questions_for(units: Units, para: int) -> list[str]:
@@ -463,7 +477,37 @@ class GuardEmbedder:
         raise RuntimeError("no queries during ingest")
 
 
-def build_store(corpus: Path, home: Path, vectors: dict[str, np.ndarray]) -> dict:
+class LineMemoTokenizer:
+    """Build-time stand-in for ``wwt.lexical.tokenize_many``: the real function applied per distinct LINE and
+    cached. The corpus reuses a bounded pool of turn texts, and Kiwi (CoNg model) runs at ~15-30k chars/s of CPU
+    here, so tokenizing 100k chunks whole would take hours; per line, each distinct line is analysed once.
+    Tokens are the real tokenizer's, except that Kiwi sees one line instead of a ~2,000-char segment (Korean
+    morphemes can differ marginally at line edges). Queries are always tokenized by the real function."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+        self.cache: dict[str, list[str]] = {}
+        self.tokenized = 0
+        self.hits = 0
+        self.seconds = 0.0
+
+    def __call__(self, texts: Sequence[str]) -> list[list[str]]:
+        from wwt.lexical import MAX_TOKENS_PER_TEXT
+
+        started = time.perf_counter()
+        split = [text.split("\n") for text in texts]
+        missing = list(dict.fromkeys(line for lines in split for line in lines if line not in self.cache))
+        if missing:
+            for line, tokens in zip(missing, self.real(missing), strict=True):
+                self.cache[line] = tokens
+        self.tokenized += len(missing)
+        self.hits += sum(len(lines) for lines in split) - len(missing)
+        out = [[tok for line in lines for tok in self.cache[line]][:MAX_TOKENS_PER_TEXT] for lines in split]
+        self.seconds += time.perf_counter() - started
+        return out
+
+
+def build_store(corpus: Path, home: Path, vectors: dict[str, np.ndarray], memo_tokenizer: bool = True) -> dict:
     """Seed the embedding cache, then ingest ``corpus`` with the real ``Memory.ingest``; timings + summary."""
     from wwt.service import Memory
     from wwt.store import Store
@@ -479,23 +523,33 @@ def build_store(corpus: Path, home: Path, vectors: dict[str, np.ndarray]) -> dic
             store.put_vectors(items[i : i + 5000])
     seed_s = time.perf_counter() - started
 
+    import wwt.lexical_index as lexical_index
+
+    real_tokenize_many = lexical_index.tokenize_many
+    memo = LineMemoTokenizer(real_tokenize_many)
+    if memo_tokenizer:
+        lexical_index.tokenize_many = memo  # benchmark shim, see LineMemoTokenizer
     memory = Memory(home)
     guard = GuardEmbedder()
     memory._embedder = guard  # benchmark shim: the vectors are pre-seeded, see module docstring
     started = time.perf_counter()
-    summary = memory.ingest([corpus])
+    try:
+        summary = memory.ingest([corpus])
+    finally:
+        lexical_index.tokenize_many = real_tokenize_many
     ingest_s = time.perf_counter() - started
     memory.close()
     return {"seed_vectors_s": round(seed_s, 1), "ingest_s": round(ingest_s, 1), "guard_embedded": guard.calls,
-            "summary": summary.to_dict()}
+            "memo_tokenizer": memo_tokenizer, "tokenized_lines": memo.tokenized, "memo_hits": memo.hits,
+            "tokenize_s": round(memo.seconds, 1), "summary": summary.to_dict()}
 
 
-def build(chunks: int, root: Path, rebuild: bool = False, log=print) -> dict:
+def build(chunks: int, root: Path, rebuild: bool = False, memo_tokenizer: bool = True, log=print) -> dict:
     """Corpus + store under ``root`` (cached: a marker records what was built)."""
     marker = root / "built.json"
     if marker.exists() and not rebuild:
         info = json.loads(marker.read_text())
-        if info.get("target_chunks") == chunks:
+        if info.get("target_chunks") == chunks and info["store"].get("memo_tokenizer") == memo_tokenizer:
             return info
     corpus, home = root / "corpus", root / "home"
     started = time.perf_counter()
@@ -513,7 +567,7 @@ def build(chunks: int, root: Path, rebuild: bool = False, log=print) -> dict:
     vec_s = time.perf_counter() - t0
     log(f"parsed + chunked for vectors: {vstats} in {vec_s:.0f}s")
     t0 = time.perf_counter()
-    store_info = build_store(corpus, home, vectors)
+    store_info = build_store(corpus, home, vectors, memo_tokenizer)
     log(f"ingest: {store_info['ingest_s']}s, summary chunks_added={store_info['summary']['chunks_added']}, "
         f"model calls={store_info['guard_embedded']}")
     info = {
@@ -530,8 +584,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--root", type=Path, default=SCALE_WORK / "100k")
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--real-tokenizer", action="store_true", help="tokenize every chunk whole (slow: Kiwi)")
     args = parser.parse_args(argv)
-    info = build(args.chunks, args.root, args.rebuild)
+    info = build(args.chunks, args.root, args.rebuild, memo_tokenizer=not args.real_tokenizer)
     print(json.dumps({k: v for k, v in info.items() if k != "generate"} | {
         "sessions": info["generate"]["sessions"]}, indent=1, default=str))
     return 0

@@ -307,7 +307,14 @@ def test_forget_asks_then_removes_the_session_for_good(small_archive: Path, mode
     assert run_wwt("show", SPOTTER_SERVER_SESSION, home=small_archive, model_dir=model_dir).returncode != 0
 
 
-def test_reset_lists_what_it_deletes_and_deletes_it(small_archive: Path, model_dir: Path) -> None:
+def test_reindex_then_reset_lists_what_it_deletes_and_deletes_it(small_archive: Path, model_dir: Path) -> None:
+    shutil.rmtree(small_archive / "index" / "lexical")  # a damaged index: reindex rebuilds it from SQLite
+    rebuilt = run_wwt("reindex", home=small_archive, model_dir=model_dir)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert any((small_archive / "index" / "lexical").iterdir())
+    found = search_json("--all", "phx.server", home=small_archive, model_dir=model_dir)
+    assert found["results"][0]["session_id"] == SPOTTER_SERVER_SESSION
+
     result = run_wwt("reset", "--yes", home=small_archive, model_dir=model_dir)
     assert result.returncode == 0, result.stderr
     assert "wwt.sqlite3" in result.stdout and "index" in result.stdout

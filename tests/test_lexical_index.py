@@ -65,7 +65,9 @@ def test_filters_do_not_change_scores(index: LexicalIndex) -> None:
 def test_time_window_matches_overlapping_chunks_and_skips_undated_ones(index: LexicalIndex) -> None:
     assert ids(index.search("postgresql", Filters(since="2026-03-01T00:00:00Z"), 10)) == [3]
     assert ids(index.search("postgresql", Filters(until="2026-01-31"), 10)) == [1]
-    assert ids(index.search("postgresql", Filters(since="2026-01-10T09:15:00Z", until="2026-01-10T10:00:00Z"), 10)) == [1]
+    assert ids(
+        index.search("postgresql", Filters(since="2026-01-10T09:15:00Z", until="2026-01-10T10:00:00Z"), 10)
+    ) == [1]
     assert index.search("redis", Filters(since="2020-01-01"), 10) == []
     assert ids(index.search("redis", Filters(), 10)) == [4]
 
@@ -80,7 +82,8 @@ def test_exclude_session_id(index: LexicalIndex) -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ['"postgresql', "project:alpha", "postgresql AND", "*", "(((오류", "a:b:c)", "NOT -", "title:[a TO"]
+    "query",
+    ['"postgresql', "project:alpha", "postgresql AND", "*", "(((오류", "a:b:c)", "NOT -", "title:[a TO"],
 )
 def test_query_syntax_is_treated_as_text_and_never_raises(index: LexicalIndex, query: str) -> None:
     results = index.search(query, Filters(), 10)

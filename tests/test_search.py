@@ -172,6 +172,13 @@ def test_excerpt_prefers_the_window_with_more_distinct_terms() -> None:
     assert "beta gamma alpha" in shown
 
 
+def test_excerpt_width_counts_wide_characters_twice() -> None:
+    text = "版本需求說明" * 200 + " toolchain " + "版本需求說明" * 200
+    shown = excerpt(text, ["toolchain"], width=120)
+    assert "toolchain" in shown
+    assert sum(2 if "\u4e00" <= ch <= "\u9fff" else 1 for ch in shown) <= 130
+
+
 def test_excerpt_without_any_term_shows_the_start() -> None:
     text = "beginning " + "word " * 200
     assert excerpt(text, ["absent"], width=50).startswith("beginning")

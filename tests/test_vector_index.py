@@ -64,7 +64,9 @@ def test_filter_restricts_results_and_is_exact_for_small_sets(filled) -> None:
     assert len(results) == 5
     assert {i for i, _ in results} <= allowed
     positions = sorted(ids.index(i) for i in allowed)
-    assert [i for i, _ in results] == exact_top(vectors[positions], [ids[p] for p in positions], vectors[7], 5)
+    assert [i for i, _ in results] == exact_top(
+        vectors[positions], [ids[p] for p in positions], vectors[7], 5
+    )
 
 
 def test_filter_never_comes_back_empty_while_matches_exist_on_the_graph_path(filled, monkeypatch) -> None:
@@ -145,7 +147,9 @@ def test_save_and_reload_keep_vectors_and_deletions(filled, tmp_path: Path) -> N
     assert reopened.search(vectors[7], 1)[0][0] == ids[7]
 
 
-def test_save_is_atomic_a_failed_save_leaves_the_previous_generation(filled, tmp_path: Path, monkeypatch) -> None:
+def test_save_is_atomic_a_failed_save_leaves_the_previous_generation(
+    filled, tmp_path: Path, monkeypatch
+) -> None:
     index, vectors, ids = filled
     index.save()
     before = json.loads((tmp_path / "vec" / MANIFEST).read_text())

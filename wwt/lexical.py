@@ -43,7 +43,9 @@ _ENGLISH_STOP = frozenset(
     may might must just also about into over""".split()
 )
 
-_HANGUL_OR_HAN = re.compile(r"[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\u3400-\u4dbf\u4e00-\u9fff]")
+_HANGUL_OR_HAN = re.compile(
+    r"[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\u3400-\u4dbf\u4e00-\u9fff]"
+)
 # Scripts Kiwi handles (plus kana, which Kiwi does not, but which must not glue onto Latin identifiers).
 _NON_LATIN_SCRIPT = re.compile(
     r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\u3400-\u4dbf\u4e00-\u9fff]"
@@ -98,9 +100,9 @@ def tokenize_many(texts: Sequence[str]) -> list[list[str]]:
     korean: list[list[tuple[int, str]]] = [[] for _ in prepared]
     if jobs:
         results = get_kiwi().tokenize([segment for _, _, segment in jobs])
-        for (index, base, _), morphemes in zip(jobs, results):
+        for (index, base, _), morphemes in zip(jobs, results, strict=True):
             korean[index].extend(_korean_tokens(morphemes, base))
-    return [_merge(_latin_tokens(text), ko) for text, ko in zip(prepared, korean)]
+    return [_merge(_latin_tokens(text), ko) for text, ko in zip(prepared, korean, strict=True)]
 
 
 def _prepare(text: str) -> str:

@@ -172,8 +172,10 @@ class LexicalIndex:
 
     def _add_batch(self, writer: tantivy.IndexWriter, docs: list[LexDoc]) -> int:
         token_lists = tokenize_many([doc.text or "" for doc in docs])
-        for doc, tokens in zip(docs, token_lists):
-            writer.delete_documents_by_term("id", int(doc.id))  # replace semantics; applies to older docs only
+        for doc, tokens in zip(docs, token_lists, strict=True):
+            writer.delete_documents_by_term(
+                "id", int(doc.id)
+            )  # replace semantics; applies to older docs only
             writer.add_document(self._to_document(doc, tokens))
         return len(docs)
 
@@ -244,7 +246,7 @@ class LexicalIndex:
         if not hits:
             return []
         ids = searcher.fast_field_values("id", [address for _, address in hits])
-        results = [(int(chunk_id), float(score)) for (score, _), chunk_id in zip(hits, ids)]
+        results = [(int(chunk_id), float(score)) for (score, _), chunk_id in zip(hits, ids, strict=True)]
         results.sort(key=lambda item: (-item[1], item[0]))
         return results
 

@@ -211,8 +211,10 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
         f"chunks: +{g('chunks_added')} -{g('chunks_removed')}   embedded: {g('chunks_embedded')}   "
         f"bad lines: {g('bad_lines')}   ({g('seconds'):.1f} s)"
     )
-    if getattr(summary, "index_repair", None):
-        console.print(f"[dim]indexes repaired from the archive: {summary.index_repair}[/]")
+    repair = getattr(summary, "index_repair", None) or {}
+    fixed = {k: v for k, v in repair.items() if k != "rebuilt" and v}
+    if fixed:  # a crash or a damaged index file was mended from SQLite (no re-embedding)
+        console.print("[dim]indexes repaired from the archive: " + ", ".join(f"{k} {v}" for k, v in fixed.items()) + "[/]")
     notes = getattr(summary, "notes", None) or []
     if verbose:
         for note in notes:

@@ -15,6 +15,7 @@ Rules kept as small pure functions so tests can pin them:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -193,11 +194,14 @@ def query_terms(query: str, extra: Sequence[str] = ()) -> list[str]:
 
 
 def excerpt(text: str, terms: Sequence[str], width: int = EXCERPT_CHARS) -> str:
-    """One line of about ``width`` chars covering as many distinct query terms as possible (longer terms
-    count more: they are rarer). Falls back to the start of the text when no term occurs."""
+    """About ``width`` terminal cells of text (a Hangul/Han character takes two) covering as many distinct query
+    terms as possible (longer terms count more: they are rarer). Falls back to the start of the text when no
+    term occurs."""
     flat = " ".join(text.split())
-    if len(flat) <= width:
+    cells = _cells(flat)
+    if cells <= width:
         return flat
+    width = max(40, width * len(flat) // cells)  # in characters, at this text's average character width
     lower = flat.lower()
     hits: list[tuple[int, str]] = []
     for term in terms:
@@ -217,6 +221,10 @@ def excerpt(text: str, terms: Sequence[str], width: int = EXCERPT_CHARS) -> str:
         if value > best_value:
             best_start, best_value = window_start, value
     return _cut(flat, best_start, width)
+
+
+def _cells(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _cut(flat: str, start: int, width: int) -> str:
