@@ -274,7 +274,7 @@ def report(onnx: dict, torch_res: dict | None, workload: dict, cosine: float | N
     def row(name, key, fmt, word, target=""):
         a = onnx[key]
         b = torch_res[key] if torch_res else None
-        ratio = "" if b is None else f"{b / a:.2f}x {word}"
+        ratio = "" if b is None or not word else f"{b / a:.2f}x {word}"
         lines.append(
             f"| {name} | {fmt.format(a)} | {'' if b is None else fmt.format(b)} | {ratio} | {target} |"
         )

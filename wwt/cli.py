@@ -296,13 +296,9 @@ def forget(
 
 # ---------------------------------------------------------------------------------------------- integrations
 
-try:
-    from wwt.cli_integrations import register as _register_integrations
-except ImportError as _exc:  # TODO(lead): drop the guard once wwt/cli_integrations.py has landed
-    if _exc.name != "wwt.cli_integrations":
-        raise
-else:
-    _register_integrations(app)
+from wwt.cli_integrations import register as _register_integrations  # noqa: E402
+
+_register_integrations(app)
 
 
 # ---------------------------------------------------------------------------------------------- entry point

@@ -350,6 +350,9 @@ def ingest(
     started = time.monotonic()
     lock = _locked(store, lock_timeout)
     try:
+        # Another process may have committed since these indexes were loaded: saving a stale in-memory
+        # vector graph over the newer file would silently drop its chunks.
+        indexes.reload_if_changed()
         run = _Run(store, indexes, embedder_factory)
         if indexes.needs_repair(store):
             run.summary.index_repair = asdict(indexes.repair(store))

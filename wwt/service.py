@@ -113,7 +113,7 @@ class Memory:
             if self._indexes is None:
                 from wwt.indexes import Indexes
 
-                self._indexes = Indexes.open(self.index_dir)
+                self._indexes = Indexes.open(self.index_dir, store=self._open_store())
             return self._indexes
 
     def _get_embedder(self) -> Any:
@@ -239,12 +239,10 @@ class Memory:
         chunk points into the subagent's own transcript. ``None`` when the chunk is not in that conversation."""
         with self._lock:
             store = self._open_store()
-            # chunk_key → row id: the store's public reads take row ids (one indexed lookup on its table)
-            row = store.conn.execute("SELECT id FROM chunks WHERE chunk_key = ?", (chunk_key,)).fetchone()
-            hits = store.chunks_by_ids([row[0]]) if row else []
-        if not hits or hits[0].session_id != session_id:
+            hit = store.chunk_by_key(chunk_key)
+        if hit is None or hit.session_id != session_id:
             return None
-        return hits[0].source_session_id, hits[0].first_seq
+        return hit.source_session_id, hit.first_seq
 
     def status(self) -> dict[str, Any]:
         """Counts, sizes, last ingest. Never loads the model or the indexes."""
