@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|",
     ]
     index_for_filter = None
-    for m, efc in ((12, 100), (16, 100), (16, 200), (24, 200)):
+    for m, efc in ((12, 100), (16, 100), (16, 200)):
         index = hnswlib.Index(space="cosine", dim=base.shape[1])
         index.init_index(max_elements=args.n, ef_construction=efc, M=m)
         index.set_num_threads(1)

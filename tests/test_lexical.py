@@ -5,6 +5,8 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wwt.lexical import MAX_TOKEN_CHARS, MAX_TOKENS_PER_TEXT, identifier_tokens, tokenize, tokenize_many
 
@@ -95,3 +97,22 @@ def test_blob_like_identifiers_keep_parts_but_not_the_overlong_whole() -> None:
 def test_query_and_document_tokens_overlap_for_a_part_query() -> None:
     document = set(tokenize("ERR_OSSL_EVP_UNSUPPORTED 에러가 webpack 빌드에서 났다"))
     assert set(tokenize("ossl 에러")) <= document
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.characters(codec="utf-8"),
+            st.sampled_from(list("가나다훅키락을를이 _.-/:+#\n\u3000\xa0ABCxyz019")),
+        ),
+        max_size=80,
+    )
+)
+def test_tokens_are_lowercase_single_words_of_bounded_length(text: str) -> None:
+    tokens = tokenize(text)
+    for token in tokens:
+        assert token and token.split() == [token]
+        assert token == token.lower()
+        assert len(token) <= MAX_TOKEN_CHARS
+    assert tokenize(text) == tokens  # deterministic

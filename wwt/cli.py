@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 
 from wwt import __version__
-from wwt.errors import UsageError, WwtError
+from wwt.errors import UsageError, WwtError, out_of_space
 from wwt.models import PLATFORMS
 
 if TYPE_CHECKING:
@@ -319,6 +319,11 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
         if debug:
             raise
+        if out_of_space(exc):
+            from wwt import paths
+
+            _fail(f"cannot write to {paths.data_dir(create=False)}: no space left on the disk (or a file-size "
+                  "limit); free some space and rerun — what was archived before is kept, the rest is redone", 1)
         _fail(f"unexpected error: {type(exc).__name__}: {exc} (rerun with WWT_DEBUG=1 for the traceback)", 1)
 
 

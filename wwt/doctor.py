@@ -93,6 +93,23 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+def exposed_paths(home: Path) -> list[Path]:
+    """Files and folders under the data dir that group/others may access (indexes and the log hold
+    conversation text too). The downloaded model is public data and is not checked."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(home):
+        if Path(root) == home and "models" in dirs:
+            dirs.remove("models")
+        for name in dirs + files:
+            path = Path(root) / name
+            try:
+                if _mode(path) & 0o077:
+                    found.append(path)
+            except OSError:
+                continue
+    return sorted(found)
+
+
 def check_store() -> list[Finding]:
     home = paths.data_dir(create=False)
     out: list[Finding] = []
@@ -107,6 +124,10 @@ def check_store() -> list[Finding]:
     for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
         if p.exists() and _mode(p) & 0o077:
             out.append(Finding(FAIL, "store", f"{p} is readable by others (mode {_mode(p):o})", f"chmod 600 {p}"))
+    exposed = [p for p in exposed_paths(home) if p not in (db, Path(f"{db}-wal"), Path(f"{db}-shm"))]
+    if exposed:
+        shown = ", ".join(f"{p} ({_mode(p):o})" for p in exposed[:3]) + (f" and {len(exposed) - 3} more" if len(exposed) > 3 else "")
+        out.append(Finding(FAIL, "store", f"readable by others: {shown}", f"chmod -R go-rwx {home}"))
     try:
         from wwt.store import Store
 

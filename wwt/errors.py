@@ -19,3 +19,17 @@ class UsageError(WwtError):
     """Bad user input (unknown project, bad date, …)."""
 
     exit_code = 2
+
+
+def out_of_space(exc: BaseException) -> bool:
+    """A write failed because the disk (or a file-size limit) is full: SQLite says FULL or IOERR_WRITE,
+    the OS says ENOSPC/EFBIG/EDQUOT, and tantivy/hnswlib only say it in their message."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return True
+    if getattr(exc, "sqlite_errorname", "") in ("SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC",
+                                                 "SQLITE_IOERR_TRUNCATE", "SQLITE_IOERR_SHMSIZE"):
+        return True
+    text = str(exc).lower()
+    return any(s in text for s in ("no space left", "file too large", "disk is full", "disk quota"))

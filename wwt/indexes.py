@@ -138,7 +138,8 @@ class Indexes:
 
     def mark_synced(self, counter: int) -> None:
         tmp = self.index_dir / (SYNC_FILE + ".tmp")
-        tmp.write_text(json.dumps({"change_counter": counter}))
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as fh:
+            fh.write(json.dumps({"change_counter": counter}))
         os.replace(tmp, self.index_dir / SYNC_FILE)
 
     def needs_repair(self, store: Store) -> bool:
@@ -165,6 +166,7 @@ class Indexes:
         self.lexical.commit()
         self.vector.save()
         self._vector_stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
+        make_private(self.index_dir)
 
     def repair(self, store: Store) -> RepairReport:
         """Make both indexes hold exactly SQLite's chunk ids (no embedding: vectors come from SQLite)."""
@@ -185,6 +187,7 @@ class Indexes:
         self.lexical.commit()
         self.vector.save()
         self._vector_stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
+        make_private(self.index_dir)
         report.lexical_added, report.lexical_removed = len(lex_missing), len(lex_extra)
         report.vector_added, report.vector_removed = len(vec_missing), len(vec_extra)
         self.broken = ()
@@ -287,6 +290,19 @@ def _open_vector(path: Path, dim: int, broken: list[str]) -> Any:
             pass
     broken.append("vector")
     return VectorIndex(path / "unsaved-stand-in", dim)  # in memory only: never saved by a reader
+
+
+def make_private(folder: Path) -> None:
+    """Index files hold conversation text (tantivy stores terms, hnswlib vectors): 0700 folders, 0600 files,
+    whatever the umask the libraries created them with."""
+    for root, dirs, files in os.walk(folder):
+        for name, mode in [(d, 0o700) for d in dirs] + [(f, 0o600) for f in files]:
+            path = os.path.join(root, name)
+            try:
+                if os.stat(path).st_mode & 0o077:
+                    os.chmod(path, mode)
+            except OSError:
+                continue  # replaced under us by a concurrent save: the next save fixes it
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

@@ -128,7 +128,7 @@ def writer_lock(store: Store, timeout: float = -1) -> Any:
     """The single-writer lock in the data dir (``timeout`` seconds, -1 = wait)."""
     from filelock import FileLock
 
-    return FileLock(str(store.path.parent / LOCK_FILE), timeout=timeout)
+    return FileLock(str(store.path.parent / LOCK_FILE), timeout=timeout, mode=0o600)
 
 
 def _locked(store: Store, timeout: float) -> Any:

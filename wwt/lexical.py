@@ -133,8 +133,8 @@ def _korean_tokens(morphemes: Iterable[Any], base: int) -> Iterable[tuple[int, s
         if tag not in _KEEP_KOREAN_TAGS:
             continue
         form = morpheme.form
-        if not _HANGUL_OR_HAN.search(form) or form in _KOREAN_STOP:
-            continue
+        if not _HANGUL_OR_HAN.search(form) or form in _KOREAN_STOP or len(form.split()) != 1:
+            continue  # a token must never hold whitespace: the index joins tokens with spaces
         yield base + morpheme.start, form.lower()
 
 

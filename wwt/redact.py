@@ -71,6 +71,9 @@ RULES: tuple[Rule, ...] = (
     Rule("github_token", re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     Rule("gitlab_token", re.compile(_B + r"glpat-[A-Za-z0-9_\-]{20,}"), ("glpat-",)),
     Rule("slack_token", re.compile(_B + r"xox[abprs]-[A-Za-z0-9\-]{10,}"), ("xox",)),
+    Rule("slack_webhook", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}"),
+         ("hooks.slack.com",)),
+    Rule("npm_token", re.compile(_B + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), ("npm_",)),
     Rule("stripe_key", re.compile(_B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), ("_live_", "_test_")),
     Rule(
         "jwt",

@@ -104,7 +104,9 @@ class Memory:
                     )
                 from wwt.store import Store
 
-                self.home.mkdir(parents=True, exist_ok=True)
+                if not self.home.exists():
+                    self.home.mkdir(parents=True, exist_ok=True)
+                    self.home.chmod(0o700)  # private like paths.data_dir(): only the user reads the archive
                 self._store = Store.open(self.store_path)
             return self._store
 
@@ -286,7 +288,7 @@ class Memory:
             self.close()
             if not plan.delete:
                 return plan
-            lock = FileLock(str(self.home / LOCK_FILE), timeout=10)
+            lock = FileLock(str(self.home / LOCK_FILE), timeout=10, mode=0o600)
             try:
                 lock.acquire()
             except Timeout:

@@ -24,14 +24,14 @@ from wwt.lexical_index import IndexCorrupt
 
 FORMAT_VERSION = 1
 MANIFEST = "vectors.json"
-# Chosen by benchmarks/vector_params.py (benchmarks/RESULTS.md): at 20k e5-like vectors M=16/efC=200/ef=96 gives
-# recall@10 0.999 at ~0.3 ms/query on one thread; M=24 gains < 0.001 recall for twice the build time.
+# Chosen by benchmarks/vector_params.py (benchmarks/RESULTS.md): at 50k e5-like vectors M=16/efC=200/ef=96 gives
+# recall@10 1.000 at ~0.5 ms/query on one thread; M=24 gained nothing measurable for twice the build time.
 DEFAULT_M = 16
 DEFAULT_EF_CONSTRUCTION = 200
 DEFAULT_EF_SEARCH = 96
-# Allowed sets up to this size are scored exactly. hnswlib's get_items costs ~35 us per id, so exact scoring
-# takes ~7 ms for 200 ids and ~32 ms for 1,000, while a filtered graph walk at <1% selectivity takes 8-26 ms
-# and can miss; above this size the filtered walk is used (with an exact fallback if it returns too few).
+# Allowed sets up to this size are scored exactly. hnswlib's get_items costs ~25-40 us per id (50k index: 3 ms
+# for 200 ids, 25 ms for 1,000), while the filtered graph walk took 39 ms at 200 ids and 17 ms at 1,000; above
+# this size the filtered walk is used (with an exact fallback if it returns fewer than asked).
 BRUTE_FORCE_MAX = 1_000
 INITIAL_CAPACITY = 1_024
 
