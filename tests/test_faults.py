@@ -389,3 +389,64 @@ def test_out_of_space_is_recognised_from_sqlite_the_os_and_the_index_libraries()
     assert out_of_space(ValueError("Failed to write: File too large (os error 27)"))  # tantivy's wording
     assert not out_of_space(sqlite3.OperationalError("no such table: chunks"))
     assert not out_of_space(OSError(errno.EACCES, "Permission denied"))
+
+
+def _claimed_rows(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM ingest_queue WHERE claimed_at IS NOT NULL").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def _archived(db: Path, session_id: str) -> bool:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM chunks WHERE session_id=?", (session_id,)).fetchone()[0] > 0
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
+def _wait(predicate, timeout: float) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_worker_killed_mid_ingest_does_not_strand_its_claimed_files(tmp_path: Path, model_dir: Path) -> None:
+    from wwt.hook import worker_running
+
+    logs, home = tmp_path / "logs", tmp_path / "data"
+    logs.mkdir()
+    first, first_sid = fresh_copy(*GROWING[0], logs)
+    second, second_sid = fresh_copy(*GROWING[2], logs)
+    env = wwt_env(home, model_dir, WWT_WORKER_DEBOUNCE_S="0.2", WWT_WORKER_IDLE_S="3")
+
+    def hook(path: Path, platform: str, sid: str) -> None:
+        payload = json.dumps({"session_id": sid, "transcript_path": str(path), "hook_event_name": "Stop"})
+        subprocess.run([sys.executable, "-m", "wwt", "hook", platform], input=payload, text=True, env=env,
+                       capture_output=True, timeout=60, check=True)
+
+    hook(first, "claude-code", first_sid)
+    db = home / "wwt.sqlite3"
+    assert _wait(lambda: _claimed_rows(db) > 0, 60), "the worker never claimed the queued file"
+    pid = int((home / "worker.spawn").read_text().split()[0])
+    os.kill(pid, 9)  # mid-ingest: the model is still loading or the file is being embedded
+    assert _wait(lambda: not worker_running(home), 10)
+    hook(second, "gemini-cli", second_sid)  # the next turn anywhere starts a new worker
+    assert _wait(lambda: _archived(db, first_sid) and _archived(db, second_sid), 120), (
+        (home / "ingest.log").read_text()[-2000:])
+    assert _wait(lambda: not worker_running(home), 30), "worker did not exit when idle"
+    assert "re-queued 1 item(s)" in (home / "ingest.log").read_text()
+    assert indexes_agree(home)

@@ -629,6 +629,14 @@ class Store:
             )
         return [QueueItem(r["id"], r["path"], r["platform"], r["session_id"], r["attempts"] + 1) for r in rows]
 
+    def release_claims(self) -> int:
+        """Make every claimed row claimable now. Only for the one worker (it holds worker.lock): any claim it
+        finds was left by a worker that died, and waiting QUEUE_CLAIM_TIMEOUT_S would strand the last turn."""
+        with self.transaction():
+            return self.conn.execute(
+                "UPDATE ingest_queue SET claimed_at=NULL WHERE claimed_at IS NOT NULL AND error IS NULL"
+            ).rowcount
+
     def finish_queue(self, ids: Sequence[int], error: str | None = None) -> None:
         """Done → rows removed. Error → retried later, until QUEUE_MAX_ATTEMPTS, then kept with the error."""
         with self.transaction():

@@ -128,6 +128,8 @@ def run(debounce_s: float | None = None, idle_exit_s: float | None = None) -> in
             log.info("worker started")
             memory = Memory(data_dir)
             store = Store.open(paths.store_path())
+            if released := store.release_claims():  # we are the only worker: those claims' owner died
+                log.warning("re-queued %d item(s) a killed worker had claimed", released)
             try:
                 last_work = time.monotonic()
                 while True:
