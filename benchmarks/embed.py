@@ -27,10 +27,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from _shared import REAL_FIXTURES  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
 RESULTS = HERE / "RESULTS.md"
-FIXTURES = Path(os.environ.get("WWT_FIXTURES", "/work/shared/fixtures/real"))
+FIXTURES = Path(os.environ.get("WWT_FIXTURES") or REAL_FIXTURES)
 DEFAULT_HF_DIR = Path.home() / ".cache" / "wwt-e5model-full" / "hf"
 TORCH_PIN = "torch==2.13.0"
 

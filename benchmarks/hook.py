@@ -21,7 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REAL_LOG = Path("/work/shared/fixtures/real/claude-code/spotter__short.jsonl")
+from _shared import REAL_FIXTURES  # noqa: E402
+
+REAL_LOG = (REAL_FIXTURES / "claude-code/spotter__short.jsonl")
 ROOT = Path(__file__).resolve().parent
 TARGET_P95_MS = 300.0
 

@@ -24,7 +24,9 @@ import time
 import uuid
 from pathlib import Path
 
-FIXTURES = Path("/work/shared/fixtures/real")
+from _shared import REAL_FIXTURES  # noqa: E402
+
+FIXTURES = REAL_FIXTURES
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TEXT_KEYS = {"text", "content", "message", "display", "prompt"}
 

@@ -18,10 +18,12 @@ import sys
 import time
 from pathlib import Path
 
+from _shared import REAL_FIXTURES  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent
 # This file is named like the SDK package: keep its folder off sys.path so `import mcp` finds the SDK.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT]
-FIXTURES = Path("/work/shared/fixtures/real")
+FIXTURES = REAL_FIXTURES
 QUERIES = [
     "phoenix server does not start", "mix phx.server 에러", "JOKE.md 파일 만들기", "Employee dataclass salary",
     "그때 그 테스트 어떻게 고쳤지?", "rate limit", "subagent", "how did we fix the build", "todo list",

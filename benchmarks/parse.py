@@ -24,7 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REAL = Path("/work/shared/fixtures/real/claude-code")
+from _shared import REAL_FIXTURES  # noqa: E402
+
+REAL = (REAL_FIXTURES / "claude-code")
 SOURCES = [
     "VibeCodingTracker__claude_code.jsonl",
     "spotter__subagent.jsonl",

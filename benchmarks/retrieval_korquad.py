@@ -32,6 +32,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # original_rules sits next to this script
 
+from _shared import KORQUAD  # noqa: E402
 from original_rules import BM25Okapi, original_tokenize_many, top_k  # noqa: E402
 
 from wwt import fusion  # noqa: E402
@@ -41,7 +42,7 @@ from wwt.vector_index import VectorIndex  # noqa: E402
 
 WORK = HERE / ".work"
 RESULTS = HERE / "RESULTS.md"
-DEFAULT_DATA = Path("/work/shared/data/korquad/KorQuAD_v1.0_dev.json")
+DEFAULT_DATA = KORQUAD
 W_LEX_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 Ranked = list[tuple[int, float]]

@@ -15,6 +15,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from _shared import REAL_FIXTURES  # noqa: E402
+
 ANSWERABLE = [
     "go.mod toolchain version",
     "mix phx.server doesnt seem to start",
@@ -37,7 +39,7 @@ OFF_TOPIC = [
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fixtures", type=Path, default=Path("/work/shared/fixtures/real"))
+    parser.add_argument("--fixtures", type=Path, default=REAL_FIXTURES)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["WWT_HOME"] = str(Path(tmp) / "home")

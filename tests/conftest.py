@@ -6,8 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 
-REAL_FIXTURES = Path("/work/shared/fixtures/real")
+REAL_FIXTURES = REAL_FIXTURES
 
 
 @pytest.fixture(scope="session")

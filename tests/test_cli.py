@@ -1,6 +1,6 @@
 """`wwt` end to end, as a user runs it: a fresh process per command, a temp WWT_HOME, the real ONNX model,
 real tantivy/hnswlib/SQLite, and copies of real agent logs. Queries were chosen by reading the fixture files
-(see /work/shared/fixtures/real/SOURCES.md)."""
+(see ../shared/fixtures/real/SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 
 from wwt import __version__
 from wwt.cli import parse_when
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = REAL_FIXTURES
 FIXTURE_FILES = [
     "claude-code/VibeCodingTracker__claude_code.jsonl",  # Traditional Chinese: go.mod toolchain, pydantic Field
     "claude-code/spotter__short.jsonl",  # "mix phx.server doesnt seem to start" (project spotter, master)

@@ -12,13 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 
 from wwt.hook import HookInputError, find_codex_rollout, normalise_platform, parse_payload, transcript_of
 from wwt.setup.common import our_handlers
 from wwt.setup.plan import run as run_setup
 from wwt.store import Store
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = REAL_FIXTURES
 CLAUDE_LOG = REAL / "claude-code" / "spotter__short.jsonl"
 CLAUDE_SESSION = "55604662-cf2a-4331-851a-ec234028f8ca"
 HEAVY = ("onnxruntime", "tokenizers", "kiwipiepy", "tantivy", "hnswlib", "numpy", "typer", "rich")

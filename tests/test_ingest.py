@@ -17,13 +17,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _shared import REAL_FIXTURES
 
 import wwt.parsers
 from wwt import ingest as ingest_mod
 from wwt.indexes import LEXICAL_DIR, VECTOR_DIR, Indexes, open_synced
 from wwt.store import Store
 
-FIXTURES = Path("/work/shared/fixtures/real")
+FIXTURES = REAL_FIXTURES
 DEFAULT_MODEL_DIR = "/root/.cache/wwt-e5model/model"
 CRUD = "claude-code/agentlogs__crud.jsonl"
 SUBAGENT_FILES = ("claude-code/spotter__subagent.jsonl", "claude-code/spotter__agent-aac57f5.jsonl")

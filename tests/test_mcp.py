@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from wwt.mcp_server import MAX_OUTPUT_CHARS
 
-REAL = Path("/work/shared/fixtures/real/claude-code")
+REAL = (REAL_FIXTURES / "claude-code")
 SPOTTER = ("spotter__short.jsonl", "55604662-cf2a-4331-851a-ec234028f8ca")
 CRUD = ("agentlogs__crud.jsonl", "8122657c-fe54-4dc9-89a3-20049e8a84f7")
 LATER = ("episodic-memory__short-conversation.jsonl", "982581eb-41b9-46da-86c1-ac34168117a8")

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 
 from wwt.models import (
     FLAG_COMPACTION_SUMMARY,
@@ -20,7 +21,7 @@ from wwt.models import (
 from wwt.parsers import parse_file
 from wwt.parsers.claude_code import ClaudeCodeParser, dropped_lines
 
-REAL = Path("/work/shared/fixtures/real/claude-code")
+REAL = (REAL_FIXTURES / "claude-code")
 MINE = Path(__file__).parent / "fixtures" / "claude"
 
 NOISE_MARKERS = (

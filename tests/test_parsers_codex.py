@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from _shared import REAL_FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +25,7 @@ from wwt.models import (
 from wwt.parsers.codex_cli import CodexCliParser, codex_output_text, session_id_from_name
 from wwt.parsers.common import read_head
 
-REAL = Path("/work/shared/fixtures/real/codex-cli")
+REAL = (REAL_FIXTURES / "codex-cli")
 OWN = Path(__file__).parent / "fixtures" / "codex"
 OWN_ID = "0199aaaa-1111-7222-8333-444455556666"
 OWN_ROLLOUT = OWN / f"rollout-2026-03-04T10-20-30-{OWN_ID}.jsonl"
@@ -619,8 +620,8 @@ def test_tool_output_shapes(output: object, expected: tuple[str, bool]) -> None:
 
 
 def test_detect_rejects_other_agents_logs() -> None:
-    gemini = Path("/work/shared/fixtures/real/gemini-cli/VibeCodingTracker__gemini.jsonl")
-    claude = Path("/work/shared/fixtures/real/claude-code/spotter__short.jsonl")
+    gemini = (REAL_FIXTURES / "gemini-cli/VibeCodingTracker__gemini.jsonl")
+    claude = (REAL_FIXTURES / "claude-code/spotter__short.jsonl")
     assert not PARSER.detect(gemini, read_head(gemini))
     assert not PARSER.detect(claude, read_head(claude))
 

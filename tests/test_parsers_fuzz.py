@@ -8,13 +8,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wwt.models import ParseReport
 from wwt.parsers import PARSERS, parse_file
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = REAL_FIXTURES
 JSONL_FIXTURES = sorted(
     p
     for p in REAL.glob("*/*.jsonl")

@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,7 @@ from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, ParseReport, Session
 from wwt.parsers.common import read_head
 from wwt.parsers.gemini_cli import GeminiCliParser, gemini_home, project_hash, superseded_by
 
-REAL = Path("/work/shared/fixtures/real/gemini-cli")
+REAL = (REAL_FIXTURES / "gemini-cli")
 OWN = Path(__file__).parent / "fixtures" / "gemini"
 KOREAN = OWN / "session-2026-05-02T09-15-7c1e2a9b.jsonl"
 PARSER = GeminiCliParser()
@@ -436,8 +437,8 @@ def test_registry_routes_gemini_files(tmp_path: Path) -> None:
 
 
 def test_detect_rejects_other_agents_logs() -> None:
-    codex = Path("/work/shared/fixtures/real/codex-cli/agentlogs__crud.jsonl")
-    claude = Path("/work/shared/fixtures/real/claude-code/spotter__short.jsonl")
+    codex = (REAL_FIXTURES / "codex-cli/agentlogs__crud.jsonl")
+    claude = (REAL_FIXTURES / "claude-code/spotter__short.jsonl")
     assert not PARSER.detect(codex, read_head(codex))
     assert not PARSER.detect(claude, read_head(claude))
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 
 from wwt.models import PLATFORMS
 from wwt.parsers import PARSERS, discover, parse_file, parser_for
@@ -14,7 +15,7 @@ from wwt.parsers.base import SessionParser
 from wwt.parsers.claude_code import ClaudeCodeParser
 from wwt.parsers.common import read_head
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = REAL_FIXTURES
 MINE = Path(__file__).parent / "fixtures" / "claude"
 SIDECARS = {"agent-sessions__agent-a0ad4f44468bdf20d.meta.json"}  # Claude subagent metadata, not a session
 # Upstream "schema drift" samples that are NOT sessions of their folder's agent (decided by those parsers'

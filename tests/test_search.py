@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 
 from wwt.search import (
     CHUNKS_PER_SESSION,
@@ -222,7 +223,7 @@ def test_unmatched_but_a_standout_vector_hit_is_not_weak() -> None:
 
 # ---------------------------------------------------------------------------------------------- real components
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = REAL_FIXTURES
 
 
 @pytest.fixture
