@@ -718,3 +718,15 @@ def test_detect_tolerates_junk_first_line_and_huge_session_meta(tmp_path: Path) 
     assert PARSER.detect(junk, read_head(junk))
     session, report = only(junk)
     assert session.session_id == OWN_ID and report.bad_lines == 1
+
+
+def test_zstd_without_a_decompressor_is_skipped_with_a_clear_note(tmp_path: Path, monkeypatch) -> None:
+    import wwt.parsers.codex_cli as codex_cli
+    from wwt.parsers import parse_file
+
+    target = tmp_path / "rollout-2025-09-01T10-00-00-00000000-0000-4000-8000-000000000000.jsonl.zst"
+    target.write_bytes(zstandard.ZstdCompressor().compress(OWN_ROLLOUT.read_bytes()))
+    monkeypatch.setattr(codex_cli, "zstd_backend", lambda: None)
+    sessions, report = parse_file(target)
+    assert sessions == []
+    assert any("whatwasthat[zstd]" in note for note in report.notes)
