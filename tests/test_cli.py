@@ -140,6 +140,22 @@ def test_missing_model_is_one_line(tmp_path: Path) -> None:
     assert "model" in result.stderr.lower()
 
 
+def test_model_print_dir_names_the_folder_in_use(tmp_path: Path, model_dir: Path) -> None:
+    result = run_wwt("model", "--print-dir", home=tmp_path / "h", model_dir=model_dir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(model_dir)
+
+
+def test_model_fetch_without_the_hub_is_one_line(tmp_path: Path) -> None:
+    # No WWT_MODEL_DIR, an empty data dir and no hub: the one line says what to do.
+    env = {k: v for k, v in os.environ.items() if k != "WWT_MODEL_DIR"}
+    env.update(WWT_HOME=str(tmp_path / "h"), HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")
+    result = subprocess.run(
+        [sys.executable, "-m", "wwt", "model", "--fetch"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert_one_line_error(result, "WWT_MODEL_DIR")
+
+
 def test_ingest_of_a_missing_path_is_one_line(tmp_path: Path, model_dir: Path) -> None:
     result = run_wwt("ingest", str(tmp_path / "nope"), home=tmp_path / "h", model_dir=model_dir)
     assert_one_line_error(result, "no such file or folder")

@@ -237,12 +237,19 @@ def status() -> None:
 
 
 @app.command()
-def model() -> None:
+def model(
+    fetch: bool = typer.Option(False, "--fetch", help="Download the pinned model now if it is not here yet."),
+    print_dir: bool = typer.Option(False, "--print-dir", help="Print only the model folder (for scripts)."),
+) -> None:
     """Which embedding model is used, where it lives, and whether its checksums hold."""
-    from wwt.model_source import describe_model
+    from wwt.model_source import describe_model, resolve_model
     from wwt.present import render_model
 
-    render_model(console, describe_model())
+    info = resolve_model(allow_download=True) if fetch or print_dir else None
+    if print_dir:
+        typer.echo(str(info.model_dir))
+        return
+    render_model(console, describe_model(info=info))
 
 
 @app.command()
