@@ -29,6 +29,9 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+# this folder holds benchmarks/mcp.py, which would shadow the MCP SDK package
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 REAL = Path("/work/shared/fixtures/real")
 RESULTS = Path(__file__).with_name("RESULTS.md")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -51,7 +54,7 @@ SEARCHER = """
 import json, os, random, resource, sys, time
 from pathlib import Path
 home, stop, ready, out, seed = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), int(sys.argv[5])
-queries = json.loads(sys.argv[6])
+queries, pause = json.loads(sys.argv[6]), float(sys.argv[7])
 from wwt.embedder import load_embedder
 from wwt.lexical import tokenize
 from wwt.service import Memory, NoDataYet
@@ -64,6 +67,7 @@ while not stop.exists():
     try:
         memory.search(q, limit=5)
         samples.append((t, time.time() - t))
+        time.sleep(pause)
     except NoDataYet:
         not_ready += 1
         time.sleep(0.2)
@@ -98,8 +102,9 @@ class Session:
 
 
 def pct(values: list[float], p: float) -> float:
+    """The p-th percentile (nearest rank); 0 for no samples."""
     if not values:
-        return float("nan")
+        return 0.0
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
@@ -179,7 +184,8 @@ def run(args: argparse.Namespace) -> dict:
     env.update(WWT_HOME=str(home), HOME=str(root), WWT_WORKER_DEBOUNCE_S=str(args.debounce),
                WWT_WORKER_IDLE_S=str(args.idle))
     os.environ.update(WWT_HOME=str(home))
-    figures: dict = {"seconds": args.seconds, "rate": args.rate, "searchers": args.searchers, "kills_planned": args.kills}
+    figures: dict = {"seconds": args.seconds, "rate": args.rate, "searchers": args.searchers, "kills_planned": args.kills,
+                     "search_pause": args.search_pause}
     try:
         # ---- readers: N search processes + one MCP server, warmed before the clock starts
         stop_file = root / "stop"
@@ -187,7 +193,7 @@ def run(args: argparse.Namespace) -> dict:
         for i in range(args.searchers):
             ready, out = root / f"ready-{i}", root / f"searcher-{i}.json"
             proc = subprocess.Popen([sys.executable, "-c", SEARCHER, str(home), str(stop_file), str(ready), str(out),
-                                     str(args.seed + i), json.dumps(QUERIES)],
+                                     str(args.seed + i), json.dumps(QUERIES), str(args.search_pause)],
                                     env=dict(env, WWT_THREADS="1"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             searchers.append((proc, ready, out))
         mcp_stop, mcp_ready = threading.Event(), threading.Event()
@@ -197,6 +203,8 @@ def run(args: argparse.Namespace) -> dict:
         mcp_thread.start()
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and not (all(r.exists() for _, r, _ in searchers) and mcp_ready.is_set()):
+            if not mcp_thread.is_alive():
+                raise SystemExit("the MCP client thread died while warming up (see the traceback above)")
             for proc, _, _ in searchers:
                 if proc.poll() is not None:
                     raise SystemExit(f"a searcher died while warming up: {proc.stderr.read().decode()[-800:]}")
@@ -357,8 +365,8 @@ def report(f: dict, command: str) -> str:
         f"\n## Stress: hooks + searches + MCP + worker kills ({time.strftime('%Y-%m-%d')})\n",
         f"`{command}` (2 shared cores)\n",
         f"- load: {f['events']} hook events in {f['seconds']} s ({f['rate']}/s) over {f['sessions']} sessions "
-        f"(3 platforms, real log lines with fresh ids); {f['searchers']} search processes + 1 MCP server searching "
-        f"throughout; worker SIGKILLed {f['kills']}× at random moments",
+        f"(3 platforms, real log lines with fresh ids); {f['searchers']} search processes (one search every "
+        f"{f['search_pause'] * 1000:g} ms + its own time) + 1 MCP server searching throughout; worker SIGKILLed {f['kills']}× at random moments",
         f"- hook: p50 {f['hook_p50_ms']} ms, p95 {f['hook_p95_ms']} ms, failures {f['hook_failures']}",
         f"- worker: {f['workers_started']} worker lives, {f['ingests']} ingests, {f['requeued_after_kill']} restarts "
         f"re-queued a killed worker's claims; queue drained {f['drain_s']} s after the load; exited when idle: "
@@ -381,6 +389,7 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=8, help="hook events per second")
     ap.add_argument("--sessions", type=int, default=12, help="sessions written at the same time")
     ap.add_argument("--searchers", type=int, default=4)
+    ap.add_argument("--search-pause", type=float, default=0.05, help="seconds between one searcher's searches")
     ap.add_argument("--kills", type=int, default=3, help="worker SIGKILLs during the load")
     ap.add_argument("--debounce", type=float, default=1.0, help="WWT_WORKER_DEBOUNCE_S")
     ap.add_argument("--idle", type=float, default=5.0, help="WWT_WORKER_IDLE_S")

@@ -450,3 +450,25 @@ def test_a_worker_killed_mid_ingest_does_not_strand_its_claimed_files(tmp_path: 
     assert _wait(lambda: not worker_running(home), 30), "worker did not exit when idle"
     assert "re-queued 1 item(s)" in (home / "ingest.log").read_text()
     assert indexes_agree(home)
+
+
+def test_a_steady_stream_of_hooks_does_not_starve_the_worker(tmp_path: Path, model_dir: Path) -> None:
+    """Many busy sessions are never quiet for the debounce time: the worker must ingest anyway."""
+    import time
+
+    from wwt.hook import TOUCH_FILE, worker_running
+
+    logs, home = tmp_path / "logs", tmp_path / "data"
+    logs.mkdir()
+    path, sid = fresh_copy(*GROWING[0], logs)
+    env = wwt_env(home, model_dir, WWT_WORKER_DEBOUNCE_S="1", WWT_WORKER_MAX_WAIT_S="3", WWT_WORKER_IDLE_S="2")
+    payload = json.dumps({"session_id": sid, "transcript_path": str(path), "hook_event_name": "Stop"})
+    subprocess.run([sys.executable, "-m", "wwt", "hook", "claude-code"], input=payload, text=True, env=env,
+                   capture_output=True, timeout=60, check=True)
+    db = home / "wwt.sqlite3"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not _archived(db, sid):
+        os.utime(home / TOUCH_FILE)  # what a hook call every 0.2 s does to the debounce clock
+        time.sleep(0.2)
+    assert _archived(db, sid), "the worker waited for a quiet moment that never came"
+    assert _wait(lambda: not worker_running(home), 30)

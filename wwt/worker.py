@@ -1,7 +1,8 @@
 """Background ingest worker started by ``wwt hook``: one at a time, debounced, retrying, self-terminating.
 
 A turn-end hook fires on every turn, so the worker waits for a quiet moment (no hook call for
-``WWT_WORKER_DEBOUNCE_S``, default 2 s) before ingesting, ingests the queued files through ``Memory`` (which
+``WWT_WORKER_DEBOUNCE_S``, default 2 s — but never longer than ``WWT_WORKER_MAX_WAIT_S``, default 10 s, since
+many busy sessions are never quiet) before ingesting, ingests the queued files through ``Memory`` (which
 takes the single-writer lock), and exits after ``WWT_WORKER_IDLE_S`` (default 20 s) without work. The model
 loads once per worker life. Failures stay in the queue and are retried (the store gives up after a few
 attempts and keeps the error for ``wwt doctor``)."""
@@ -112,9 +113,10 @@ def _describe(summary: object) -> str:
     return ", ".join(parts) or str(summary)[:200]
 
 
-def run(debounce_s: float | None = None, idle_exit_s: float | None = None) -> int:
+def run(debounce_s: float | None = None, idle_exit_s: float | None = None, max_wait_s: float | None = None) -> int:
     """The worker loop. Returns 0 (also when another worker already runs: it will do the work)."""
     debounce_s = _env_float("WWT_WORKER_DEBOUNCE_S", 2.0) if debounce_s is None else debounce_s
+    max_wait_s = _env_float("WWT_WORKER_MAX_WAIT_S", 10.0) if max_wait_s is None else max_wait_s
     idle_exit_s = _env_float("WWT_WORKER_IDLE_S", 20.0) if idle_exit_s is None else idle_exit_s
     data_dir = paths.data_dir()
     log = setup_logging()
@@ -132,11 +134,17 @@ def run(debounce_s: float | None = None, idle_exit_s: float | None = None) -> in
                 log.warning("re-queued %d item(s) a killed worker had claimed", released)
             try:
                 last_work = time.monotonic()
+                waiting_since: float | None = None
                 while True:
                     quiet = seconds_since_last_hook(data_dir)
-                    if 0 <= quiet < debounce_s:  # (a future mtime — clock change — must not stall us)
+                    waited = 0.0 if waiting_since is None else time.monotonic() - waiting_since
+                    # (a future mtime — clock change — must not stall us; nor may a steady stream of hooks from
+                    # many sessions, which is never quiet: after max_wait_s we ingest anyway)
+                    if 0 <= quiet < debounce_s and waited < max_wait_s:
+                        waiting_since = waiting_since if waiting_since is not None else time.monotonic()
                         time.sleep(min(debounce_s - quiet, debounce_s) + 0.05)
                         continue
+                    waiting_since = None
                     if drain_once(memory, store, log):
                         last_work = time.monotonic()
                         continue

@@ -41,6 +41,7 @@ from wwt.models import (
 from wwt.parsers.common import (
     MAX_LINE_BYTES,
     bound_text,
+    decode_line,
     flatten_text,
     iso_timestamp,
     iter_jsonl,
@@ -363,27 +364,11 @@ def _zstd_line(
     if not stripped:
         return
     report.lines += 1
-    obj = _loads(stripped, report, offset)
+    obj = decode_line(stripped, report, offset)
     if isinstance(obj, dict):
         yield offset, end, obj
     elif obj is not None:
         report.bad_lines += 1
-
-
-def _loads(raw: bytes, report: ParseReport, offset: int) -> Any:
-    try:
-        return json.loads(raw)
-    except UnicodeDecodeError:
-        report.bad_lines += 1
-        report.note(f"invalid UTF-8 in line at byte {offset} (bad bytes replaced)")
-        try:
-            return json.loads(raw.decode("utf-8", errors="replace"))
-        except ValueError:
-            return None
-    except (ValueError, RecursionError):
-        report.bad_lines += 1
-        report.note(f"malformed JSON line at byte {offset}")
-        return None
 
 
 # ------------------------------------------------------------------------------------------- building

@@ -34,7 +34,7 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         return b""
 
 
-def _decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
+def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
     """json.loads with salvage: invalid UTF-8 bytes become U+FFFD (line counted bad but kept)."""
     try:
         return json.loads(raw)
@@ -125,7 +125,7 @@ def iter_jsonl(
                     report.bad_lines += 1
                     report.end_offset = end
                 return
-            obj = _decode_line(stripped, report, offset)
+            obj = decode_line(stripped, report, offset)
             report.end_offset = end
             if isinstance(obj, dict):
                 yield offset, end, obj
