@@ -306,7 +306,7 @@ def _lock(manifest: Manifest):
     from filelock import FileLock
 
     paths.models_dir().mkdir(parents=True, exist_ok=True)
-    return FileLock(str(paths.models_dir() / f".{manifest.name}.lock"))
+    return FileLock(str(paths.models_dir() / f".{manifest.name}.lock"), mode=0o600)
 
 
 def describe_model(allow_download: bool = False, info: ModelInfo | None = None) -> dict[str, Any]:

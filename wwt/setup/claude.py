@@ -8,7 +8,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from wwt.setup.common import SERVER_NAME, dict_at, home, our_handlers, remove_hooks, upsert_hook
+from wwt.setup.common import (
+    SERVER_NAME,
+    dict_at,
+    home,
+    json_mcp_edit,
+    json_registered_mcp,
+    our_handlers,
+    remove_hooks,
+    upsert_hook,
+)
 from wwt.setup.configfile import FileEdit, json_transform, parse_json_object, read_text
 from wwt.setup.state import SetupState
 
@@ -66,32 +75,11 @@ def mcp_entry(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
 
 
 def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
-    path = mcp_config_path()
-
-    def change(data: dict[str, Any]) -> None:
-        servers = dict_at(data, "mcpServers", str(path), create=not uninstall)
-        if servers is None:
-            return
-        if uninstall:
-            servers.pop(SERVER_NAME, None)
-            if not servers:
-                del data["mcpServers"]
-        else:
-            servers[SERVER_NAME] = mcp_entry(argv, env)
-
-    return FileEdit(path, json_transform(path, change), f"{LABEL} MCP server '{SERVER_NAME}' (user scope)")
+    return json_mcp_edit(mcp_config_path(), LABEL, None if uninstall else mcp_entry(argv, env))
 
 
 def registered_mcp() -> dict[str, Any] | None:
-    data = parse_json_object(read_text(mcp_config_path()), mcp_config_path())
-    servers = data.get("mcpServers")
-    return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
-
-
-def mcp_matches(found: dict[str, Any] | None, argv: list[str], env: dict[str, str]) -> bool:
-    return bool(found) and found.get("command") == argv[0] and list(found.get("args", [])) == argv[1:] and (
-        dict(found.get("env") or {}) == env
-    )
+    return json_registered_mcp(mcp_config_path())
 
 
 def cli_add(argv: list[str], env: dict[str, str]) -> list[str]:

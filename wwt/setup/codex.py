@@ -172,12 +172,6 @@ def registered_mcp() -> dict[str, Any] | None:
     return found.unwrap() if found is not None and hasattr(found, "unwrap") else found
 
 
-def mcp_matches(found: dict[str, Any] | None, argv: list[str], env: dict[str, str]) -> bool:
-    return bool(found) and found.get("command") == argv[0] and list(found.get("args", [])) == argv[1:] and (
-        dict(found.get("env") or {}) == env
-    )
-
-
 def cli_add(argv: list[str], env: dict[str, str]) -> list[str]:
     envs = [x for k, v in sorted(env.items()) for x in ("--env", f"{k}={v}")]
     return [BINARY, "mcp", "add", SERVER_NAME, *envs, "--", *argv]

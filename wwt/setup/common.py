@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wwt.setup.configfile import ConfigFormatError
+from wwt.setup.configfile import ConfigFormatError, FileEdit, json_transform, parse_json_object, read_text
 
 HOOK_MARK = "wwt hook"
 SERVER_NAME = "wwt"
@@ -146,3 +146,32 @@ def dict_at(data: dict[str, Any], key: str, where: str, create: bool = True) -> 
     if not isinstance(value, dict):
         raise ConfigFormatError(f"{where}: '{key}' is not an object; not touching it")
     return value
+
+
+def json_mcp_edit(path: Path, label: str, entry: dict[str, Any] | None) -> FileEdit:
+    """Put ``entry`` as our server under ``mcpServers`` of a JSON config, or remove ours (``entry`` None)."""
+
+    def change(data: dict[str, Any]) -> None:
+        servers = dict_at(data, "mcpServers", str(path), create=entry is not None)
+        if servers is None:
+            return
+        if entry is None:
+            servers.pop(SERVER_NAME, None)
+            if not servers:
+                del data["mcpServers"]
+        else:
+            servers[SERVER_NAME] = entry
+
+    return FileEdit(path, json_transform(path, change), f"{label} MCP server '{SERVER_NAME}' (user scope)")
+
+
+def json_registered_mcp(path: Path) -> dict[str, Any] | None:
+    servers = parse_json_object(read_text(path), path).get("mcpServers")
+    return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+
+
+def mcp_matches(found: dict[str, Any] | None, argv: list[str], env: dict[str, str]) -> bool:
+    """Is the registered server exactly this command line and environment?"""
+    return bool(found) and found.get("command") == argv[0] and list(found.get("args", [])) == argv[1:] and (
+        dict(found.get("env") or {}) == env
+    )

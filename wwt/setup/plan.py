@@ -19,7 +19,14 @@ from filelock import FileLock, Timeout
 from wwt import paths
 from wwt.errors import WwtError
 from wwt.setup import claude, codex, gemini
-from wwt.setup.common import hook_base_command, hook_command, mcp_argv, propagated_env, wwt_base_command
+from wwt.setup.common import (
+    hook_base_command,
+    hook_command,
+    mcp_argv,
+    mcp_matches,
+    propagated_env,
+    wwt_base_command,
+)
 from wwt.setup.configfile import FileEdit, Transform, apply_edit, read_text, unified_diff
 from wwt.setup.state import SetupState
 
@@ -110,10 +117,10 @@ def build_plan(
                         CliStep([agent.cli_remove()], mcp_edit, lambda a=agent: a.registered_mcp() is None,
                                 f"{agent.LABEL}: remove MCP server via `{agent.BINARY} mcp remove`")
                     )
-            elif not agent.mcp_matches(found, argv, env):
+            elif not mcp_matches(found, argv, env):
                 argvs = ([agent.cli_remove()] if found is not None else []) + [agent.cli_add(argv, env)]
                 plan.cli_steps.append(
-                    CliStep(argvs, mcp_edit, lambda a=agent: a.mcp_matches(a.registered_mcp(), argv, env),
+                    CliStep(argvs, mcp_edit, lambda a=agent: mcp_matches(a.registered_mcp(), argv, env),
                             f"{agent.LABEL}: register MCP server via `{agent.BINARY} mcp add`")
                 )
         else:
@@ -140,7 +147,7 @@ def render(plan: Plan) -> str:
 
 
 def setup_lock() -> FileLock:
-    return FileLock(str(paths.data_dir() / "setup.lock"))
+    return FileLock(str(paths.data_dir() / "setup.lock"), mode=0o600)
 
 
 def _run(argv: list[str]) -> tuple[bool, str]:
