@@ -455,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     root = WORK / "scale" / ("100k" if args.chunks == 100_000 else f"{args.chunks}")
     build = scale_corpus.build(args.chunks, root, args.rebuild, log=log)
     facts["build"] = build
-    home = Path(build["home"])
+    home = Path(build["home"]).resolve()
     facts["disk"] = disk_sizes(home)
     log(f"disk: {facts['disk']}")
 
@@ -485,8 +485,8 @@ def main(argv: list[str] | None = None) -> int:
         facts["profile"] = profile_cold(home, cold_queries[0])
 
     if not args.no_original:
-        small_corpus = Path(small_real["corpus"])
-        facts["small"] = original_side_by_side(small_corpus, Path(small_real["home"]), cold_queries[:3], log)
+        small_corpus = Path(small_real["corpus"]).resolve()
+        facts["small"] = original_side_by_side(small_corpus, Path(small_real["home"]).resolve(), cold_queries[:3], log)
     facts["notes"] = [f"Whole run: {time.perf_counter() - started:.0f} s (cached corpus/store reused when present)."]
     command = "WWT_MODEL_DIR=/root/.cache/wwt-e5model/model /work/venv/bin/python benchmarks/scale.py " + " ".join(
         sys.argv[1:] if argv is None else argv)

@@ -546,6 +546,7 @@ def build_store(corpus: Path, home: Path, vectors: dict[str, np.ndarray], memo_t
 
 def build(chunks: int, root: Path, rebuild: bool = False, memo_tokenizer: bool = True, log=print) -> dict:
     """Corpus + store under ``root`` (cached: a marker records what was built)."""
+    root = root.resolve()
     marker = root / "built.json"
     if marker.exists() and not rebuild:
         info = json.loads(marker.read_text())

@@ -51,7 +51,7 @@ QUERIES = ["create a file JOKE.md with a random joke", "phoenix mix phx.server d
            "전에 서버 시작 안 되던 거 어떻게 고쳤지?", "ERR_OSSL_EVP_UNSUPPORTED", '"unbalanced (query AND', "a:b -c ^2 ~"]
 
 SEARCHER = """
-import json, os, random, resource, sys, time
+import json, os, random, sys, time
 from pathlib import Path
 home, stop, ready, out, seed = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), int(sys.argv[5])
 queries, pause = json.loads(sys.argv[6]), float(sys.argv[7])
@@ -74,8 +74,9 @@ while not stop.exists():
     except Exception as exc:
         errors.append(f"{type(exc).__name__}: {exc}"[:300])
 memory.close()
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))  # not ru_maxrss: exec keeps it
 out.write_text(json.dumps({"samples": samples, "errors": errors, "not_ready": not_ready,
-                           "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                           "max_rss_mb": hwm / 1024}))
 """
 
 
@@ -83,11 +84,19 @@ class Session:
     """A transcript being written turn by turn: a real log with fresh ids, appended a few lines at a time."""
 
     def __init__(self, platform: str, src: str, pattern: str, folder: Path) -> None:
-        mapping: dict[str, str] = {}
+        from wwt.parsers import parse_file
+
+        (original,), _ = parse_file(REAL / src)
+        fresh = str(uuid.uuid4())
+        mapping: dict[str, str] = {original.session_id: fresh}
         text = UUID.sub(lambda m: mapping.setdefault(m.group(0), str(uuid.uuid4())), (REAL / src).read_text())
+        text = text.replace(original.session_id, fresh)  # also when the agent's id is not a UUID
         self.platform = platform
-        self.session_id = next(iter(mapping.values()))
-        self.path = folder / pattern.format(sid=self.session_id, short=self.session_id[:8])
+        self.path = folder / pattern.format(sid=fresh, short=fresh[:8])
+        self.path.write_text(text)
+        (parsed,), _ = parse_file(self.path)
+        self.session_id = parsed.session_id
+        assert self.session_id != original.session_id, src
         self.pending = text.splitlines(keepends=True)
         self.path.write_text("")
 
@@ -354,10 +363,19 @@ def verify(home: Path, logs: Path, sessions: list[Session], root: Path) -> dict:
     }
 
 
+def failed_checks(f: dict) -> list[str]:
+    checks = {
+        "hook failures": not f["hook_failures"], "search errors": not f["search_errors"],
+        "ingest errors": not f["ingest_errors"], "worker still running": f["worker_exited"],
+        "messages missing or extra": not f["sessions_short"], "sessions without chunks": not f["sessions_without_chunks"],
+        "indexes out of step": f["indexes_agree"], "duplicate chunks": not f["duplicate_chunks"],
+        "chunks differ from a clean ingest": f["same_chunks_as_clean_ingest"],
+    }
+    return [name for name, good in checks.items() if not good]
+
+
 def ok(f: dict) -> bool:
-    return (not f["hook_failures"] and not f["search_errors"] and not f["ingest_errors"] and f["worker_exited"]
-            and not f["sessions_short"] and not f["sessions_without_chunks"] and f["indexes_agree"]
-            and not f["duplicate_chunks"] and f["same_chunks_as_clean_ingest"])
+    return not failed_checks(f)
 
 
 def report(f: dict, command: str) -> str:
@@ -379,7 +397,7 @@ def report(f: dict, command: str) -> str:
         f"{f['duplicate_chunks']} duplicates; indexes agree with SQLite: {f['indexes_agree']}; same chunk keys as a "
         f"clean ingest: {f['same_chunks_as_clean_ingest']}",
         f"- max RSS: {f['max_rss_mb']}",
-        f"- verdict: {'PASS' if ok(f) else 'FAIL'}" + ("" if ok(f) else f" — {f['ingest_errors'] or f['search_errors']}"),
+        f"- verdict: {'PASS' if ok(f) else 'FAIL — ' + ', '.join(failed_checks(f))}",
     ]) + "\n"
 
 

@@ -17,11 +17,13 @@ import wwt.parsers as parsers
 
 # Parse a file in a fresh process and report what came out and the peak RSS.
 PARSE_RSS = """
-import json, resource, sys
+import json, sys
 from wwt.parsers import parse_file
 sessions, report = parse_file(sys.argv[1])
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over execve from the (big) pytest parent
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
 print(json.dumps({"messages": sum(len(s.messages) for s in sessions), "bad_lines": report.bad_lines,
-                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "max_rss_mb": hwm / 1024}))
 """
 
 
@@ -46,7 +48,7 @@ def test_a_giant_line_or_file_parses_in_bounded_memory(tmp_path: Path, hole: int
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout)
     assert out["bad_lines"] >= 1 and out["messages"] >= 2, out  # the lines around the monster survive
-    assert out["max_rss_mb"] < 400, f"{label}: peak RSS {out['max_rss_mb']:.0f} MB"
+    assert out["max_rss_mb"] < 250, f"{label}: peak RSS {out['max_rss_mb']:.0f} MB"  # 32 MB line cap + Python
 
 
 def test_symlink_loops_are_cut_and_unreadable_folders_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,3 +127,37 @@ def test_tantivy_syntax_in_a_cli_query_is_plain_text(tmp_path: Path, model_dir: 
         assert json.loads(out)["query"] == query.strip()
     code, out, _ = wwt("search", "--all", "--json", "--", "JOKE.md)")
     assert json.loads(out)["results"], "an unbalanced parenthesis must not hide an exact match"
+
+
+INCREMENTAL = [
+    "claude-code/agentlogs__crud.jsonl", "claude-code/spotter__tool_heavy.jsonl",
+    "codex-cli/agentlogs__crud.jsonl", "codex-cli/VibeCodingTracker__codex.jsonl",
+    pytest.param("gemini-cli/VibeCodingTracker__gemini.jsonl", marks=pytest.mark.xfail(
+        strict=True, reason="known: an update_topic call seen before its final rewrite keeps a 'Strategic Intent' "
+                            "message that a full parse drops (reported, gemini_cli parser)")),
+]
+
+
+@pytest.mark.parametrize("src", INCREMENTAL)
+def test_a_log_parsed_line_by_line_as_it_grows_yields_each_message_once(tmp_path: Path, src: str) -> None:
+    """What the ingest does while an agent writes: parse from the last consumed offset after every line.
+    (Codex writes each visible text twice, a few lines apart: the copy after the offset must pair with the
+    original before it.)"""
+    from wwt.parsers import parse_file
+
+    lines = (Path("/work/shared/fixtures/real") / src).read_bytes().splitlines(keepends=True)
+    path = tmp_path / Path(src).name
+    path.write_bytes(b"")
+    seen: dict = {}  # (session, native id) → message: what the store's merge keeps (a re-written id replaces)
+    offset = 0
+    for line in lines:
+        with open(path, "ab") as fh:
+            fh.write(line)
+        sessions, report = parse_file(path, offset)
+        seen.update({(s.session_id, m.native_id): (m.role, m.kind, m.text) for s in sessions for m in s.messages})
+        offset = report.end_offset or offset
+    full, _ = parse_file(path)
+    expected = {(s.session_id, m.native_id): (m.role, m.kind, m.text) for s in full for m in s.messages}
+    assert sorted(seen.values()) == sorted(expected.values()), {
+        "extra": [v[2][:80] for k, v in seen.items() if k not in expected][:3],
+        "missing": [v[2][:80] for k, v in expected.items() if k not in seen][:3]}

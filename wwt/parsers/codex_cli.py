@@ -177,6 +177,9 @@ class CodexCliParser:
             for _offset, _end, obj in _records(path, ParseReport(path=str(path))):
                 state.read_header(obj)  # identity/cwd/branch of the file, without its messages
                 break
+            if not is_zstd(path):  # (archived .zst rollouts do not grow)
+                back = lookback_offset(path, start_offset, PAIR_WINDOW)
+                state.prime(_records(path, ParseReport(path=str(path)), back), start_offset)
         for offset, _end, obj in _records(path, report, start_offset):
             state.feed(offset, obj)
         session = state.session()
@@ -196,6 +199,28 @@ def session_id_from_name(path: Path) -> str | None:
     """``rollout-<ts>-<uuid>[_<rolloutId>].jsonl[.zst]`` → ``<uuid>`` (the thread id)."""
     match = _UUID.search(path.name)
     return match.group(0).lower() if match else None
+
+
+def lookback_offset(path: Path, offset: int, lines: int, limit: int = 8 << 20) -> int:
+    """Start of the line ``lines`` lines before ``offset`` (itself a line start), reading back at most
+    ``limit`` bytes; ``offset`` when nothing before it can be had."""
+    found = offset
+    count = 0
+    floor = max(0, offset - limit)
+    with open(path, "rb") as fh:
+        end = offset - 1  # the newline ending the previous line is not a line start
+        while end > floor:
+            start = max(floor, end - (1 << 16))
+            fh.seek(start)
+            block = fh.read(end - start)
+            cut = len(block)
+            while (cut := block.rfind(b"\n", 0, cut)) >= 0:
+                found = start + cut + 1
+                count += 1
+                if count == lines:
+                    return found
+            end = start
+    return 0 if floor == 0 else found
 
 
 def is_zstd(path: Path, head: bytes = b"") -> bool:
@@ -501,6 +526,20 @@ class _RolloutState:
             if isinstance(parent, str) and parent.strip():
                 self.parent = parent.strip()
         return True
+
+    def prime(self, records: Iterator[tuple[int, int, dict[str, Any]]], stop: int) -> None:
+        """Feed the lines just before an incremental parse's start without keeping their messages (stored by
+        the previous parse): a text copy after ``stop`` must pair with its original before it."""
+        report, self.report = self.report, ParseReport(path=str(self.path))
+        try:
+            for offset, _end, obj in records:
+                if offset >= stop:
+                    break
+                self.feed(offset, obj)
+        finally:
+            self.report = report
+        self.messages.clear()
+        self.title = None
 
     # ---- records
     def feed(self, offset: int, obj: dict[str, Any]) -> None:
