@@ -351,6 +351,37 @@ def test_resume_from_offset_returns_only_new_messages(tmp_path: Path) -> None:
     assert [m.native_id for m in full[0].messages] == ["a", "b"]
 
 
+def test_resume_after_a_tool_call_drops_its_result_repeated_in_the_next_prompt(tmp_path: Path) -> None:
+    """The continuation prompt repeats the call's result (same call id, later message id): a full parse keeps
+    it once, from the call; a parse resumed between the two must not store it a second time."""
+    call = {
+        "id": "g1", "timestamp": "2026-05-03T10:00:02Z", "type": "gemini", "content": "",
+        "toolCalls": [{"id": "call-7", "name": "update_topic", "args": {"topic": "x"}, "status": "success",
+                       "result": [{"functionResponse": {"id": "call-7", "name": "update_topic",
+                                                        "response": {"output": "Strategic Intent: done"}}}]}],
+    }
+    path = write_jsonl(tmp_path / "session-2026-05-03T10-00-cccc.jsonl", [
+        {"sessionId": "cccc-1", "projectHash": "h", "startTime": "2026-05-03T10:00:00Z"},
+        {"id": "u1", "timestamp": "2026-05-03T10:00:01Z", "type": "user", "content": "정리해 줘"},
+        call,
+    ])
+    offset = path.stat().st_size
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"$set": {"lastUpdated": "2026-05-03T10:00:03Z"}}) + "\n")
+        fh.write(json.dumps({"id": "u2", "timestamp": "2026-05-03T10:00:04Z", "type": "user",
+                             "content": [{"text": "System: Please continue."}],
+                             "displayContent": [{"functionResponse": {
+                                 "id": "call-7", "name": "update_topic",
+                                 "response": {"output": "Strategic Intent: done"}}}]}) + "\n")
+        fh.write(json.dumps({"id": "g2", "timestamp": "2026-05-03T10:00:05Z", "type": "gemini",
+                             "content": "끝났습니다"}, ensure_ascii=False) + "\n")
+    (full,), _ = parse(path)
+    assert [m.native_id for m in full.messages if m.kind == "tool_result"] == ["g1#result:call-7"]
+    (tail,), report = parse(path, start_offset=offset)
+    assert [m.native_id for m in tail.messages] == ["g2"]
+    assert report.end_offset == path.stat().st_size and not report.requires_full_reparse
+
+
 def test_truncated_last_line_is_reread_on_resume(tmp_path: Path) -> None:
     path = write_jsonl(
         tmp_path / "s.jsonl",

@@ -45,6 +45,7 @@ from wwt.parsers.common import (
     flatten_text,
     iso_timestamp,
     iter_jsonl,
+    lookback_offset,
     nfc,
     render_tool_call,
 )
@@ -199,28 +200,6 @@ def session_id_from_name(path: Path) -> str | None:
     """``rollout-<ts>-<uuid>[_<rolloutId>].jsonl[.zst]`` → ``<uuid>`` (the thread id)."""
     match = _UUID.search(path.name)
     return match.group(0).lower() if match else None
-
-
-def lookback_offset(path: Path, offset: int, lines: int, limit: int = 8 << 20) -> int:
-    """Start of the line ``lines`` lines before ``offset`` (itself a line start), reading back at most
-    ``limit`` bytes; ``offset`` when nothing before it can be had."""
-    found = offset
-    count = 0
-    floor = max(0, offset - limit)
-    with open(path, "rb") as fh:
-        end = offset - 1  # the newline ending the previous line is not a line start
-        while end > floor:
-            start = max(floor, end - (1 << 16))
-            fh.seek(start)
-            block = fh.read(end - start)
-            cut = len(block)
-            while (cut := block.rfind(b"\n", 0, cut)) >= 0:
-                found = start + cut + 1
-                count += 1
-                if count == lines:
-                    return found
-            end = start
-    return 0 if floor == 0 else found
 
 
 def is_zstd(path: Path, head: bytes = b"") -> bool:

@@ -135,6 +135,29 @@ def iter_jsonl(
             offset = end
 
 
+def lookback_offset(path: Path, offset: int, lines: int, limit: int = 8 << 20) -> int:
+    """Start of the line ``lines`` lines before ``offset`` (itself a line start), reading back at most
+    ``limit`` bytes; ``offset`` when nothing before it can be had. An incremental parse re-reads these lines
+    to recall what the previous parse already kept (Codex text copies, Gemini tool results)."""
+    found = offset
+    count = 0
+    floor = max(0, offset - limit)
+    with open(path, "rb") as fh:
+        end = offset - 1  # the newline ending the previous line is not a line start
+        while end > floor:
+            start = max(floor, end - (1 << 16))
+            fh.seek(start)
+            block = fh.read(end - start)
+            cut = len(block)
+            while (cut := block.rfind(b"\n", 0, cut)) >= 0:
+                found = start + cut + 1
+                count += 1
+                if count == lines:
+                    return found
+            end = start
+    return 0 if floor == 0 else found
+
+
 def load_json_file(path: Path, report: ParseReport, max_bytes: int = 256 * 1024 * 1024) -> Any:
     """Whole-file JSON (Gemini ``.json``, ``.meta.json`` sidecars). None (counted) when unreadable/bad."""
     try:

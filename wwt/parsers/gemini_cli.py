@@ -15,7 +15,8 @@ Decisions:
   is complete and ``requires_full_reparse`` is set when a resume was asked for so the consumer re-diffs).
 * Resuming a ``.jsonl``: a message re-appended after the offset with an id first written before it comes back
   whole (same native ids) — consumers upsert by native id. ``$rewindTo`` / ``$set.messages`` after the offset
-  set ``requires_full_reparse``.
+  set ``requires_full_reparse``. The ``RESULT_LOOKBACK`` lines before the offset are re-read (not yielded) so
+  a tool result repeated after it under a later message id is dropped as in a full parse.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from wwt.parsers.common import (
     iso_timestamp,
     iter_jsonl,
     load_json_file,
+    lookback_offset,
     nfc,
     render_tool_call,
 )
@@ -50,6 +52,7 @@ NOTICE_TYPES = frozenset({"info", "error", "warning"})  # UI notices, never part
 ASSISTANT_TYPES = frozenset({"gemini", "model"})  # "model" is non-standard but seen in the wild
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _EXIT_CODE = re.compile(r"Exit Code: (-?\d+)")
+RESULT_LOOKBACK = 16  # lines re-read before a resume offset for tool results already kept
 
 
 class GeminiCliParser:
@@ -273,6 +276,9 @@ def _read_meta(path: Path) -> dict[str, Any]:
 def _parse_jsonl(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
     meta: dict[str, Any] = _read_meta(path) if start_offset else {}
     records: dict[str, dict[str, Any]] = {}
+    if start_offset:
+        records = _prime(path, start_offset)
+    fresh: set[str] = set()  # ids written from the offset on: the only ones this parse yields
     first = not start_offset
     for _offset, _end, obj in iter_jsonl(path, report, start_offset):
         if first:
@@ -280,46 +286,84 @@ def _parse_jsonl(path: Path, report: ParseReport, start_offset: int) -> Iterator
             if is_metadata(obj):
                 meta = dict(obj)
                 continue
-        if "$rewindTo" in obj:
-            target = str(obj.get("$rewindTo"))
-            if target in records:
-                keys = list(records)
-                for key in keys[keys.index(target) :]:
-                    del records[key]
-            if start_offset:
-                report.requires_full_reparse = True
-                report.note("$rewindTo after resume offset: history rewritten")
-            continue
-        if "$set" in obj:
-            patch = obj.get("$set")
-            if not isinstance(patch, dict):
-                report.unknown_records += 1
-                continue
-            if isinstance(patch.get("messages"), list):
-                records = {}
-                for index, raw in enumerate(patch["messages"]):
-                    if isinstance(raw, dict):
-                        records[str(raw.get("id", f"#set{index}"))] = raw
-                if start_offset:
-                    report.requires_full_reparse = True
-                    report.note("$set.messages checkpoint after resume offset: history rewritten")
-            meta.update({k: v for k, v in patch.items() if k != "messages"})
-            continue
-        if "id" in obj and "type" in obj:
-            records[str(obj["id"])] = obj  # re-appended id: last write wins, first position kept
-            continue
-        report.unknown_records += 1
-    session = _build_session(path, meta, records, report)
+        fresh |= _apply_record(obj, records, meta, report, resumed=bool(start_offset))
+    session = _build_session(path, meta, records, report, fresh if start_offset else None)
     if session is not None:
         yield session
+
+
+def _prime(path: Path, start_offset: int) -> dict[str, dict[str, Any]]:
+    """Records of the lines just before a resume offset, already stored by the previous parse: re-read so
+    a tool result repeated after the offset (a continuation prompt's ``functionResponse``) pairs with its
+    call before it and is dropped, as a full parse does."""
+    records: dict[str, dict[str, Any]] = {}
+    scratch = ParseReport(path=str(path))
+    try:
+        back = lookback_offset(path, start_offset, RESULT_LOOKBACK)
+    except OSError:
+        return records
+    for offset, _end, obj in iter_jsonl(path, scratch, back):
+        if offset >= start_offset:
+            break
+        if not is_metadata(obj):
+            _apply_record(obj, records, {}, scratch, resumed=False)
+    return records
+
+
+def _apply_record(
+    obj: dict[str, Any],
+    records: dict[str, dict[str, Any]],
+    meta: dict[str, Any],
+    report: ParseReport,
+    resumed: bool,
+) -> set[str]:
+    """Apply one JSONL line to ``records``/``meta`` (append, ``$set``, ``$rewindTo``); the ids it wrote."""
+    if "$rewindTo" in obj:
+        target = str(obj.get("$rewindTo"))
+        if target in records:
+            keys = list(records)
+            for key in keys[keys.index(target) :]:
+                del records[key]
+        if resumed:
+            report.requires_full_reparse = True
+            report.note("$rewindTo after resume offset: history rewritten")
+        return set()
+    if "$set" in obj:
+        patch = obj.get("$set")
+        if not isinstance(patch, dict):
+            report.unknown_records += 1
+            return set()
+        written: set[str] = set()
+        if isinstance(patch.get("messages"), list):
+            records.clear()
+            for index, raw in enumerate(patch["messages"]):
+                if isinstance(raw, dict):
+                    records[str(raw.get("id", f"#set{index}"))] = raw
+            written = set(records)
+            if resumed:
+                report.requires_full_reparse = True
+                report.note("$set.messages checkpoint after resume offset: history rewritten")
+        meta.update({k: v for k, v in patch.items() if k != "messages"})
+        return written
+    if "id" in obj and "type" in obj:
+        records[str(obj["id"])] = obj  # re-appended id: last write wins, first position kept
+        return {str(obj["id"])}
+    report.unknown_records += 1
+    return set()
 
 
 # ------------------------------------------------------------------------------------------- building
 
 
 def _build_session(
-    path: Path, meta: dict[str, Any], records: dict[str, dict[str, Any]], report: ParseReport
+    path: Path,
+    meta: dict[str, Any],
+    records: dict[str, dict[str, Any]],
+    report: ParseReport,
+    fresh: set[str] | None = None,
 ) -> Session | None:
+    """``fresh`` (resume): only those records yield messages; the others are read for the tool results
+    they already kept."""
     session_id = meta.get("sessionId")
     if not isinstance(session_id, str) or not session_id.strip():
         session_id = path.stem
@@ -328,8 +372,12 @@ def _build_session(
     flags = frozenset({FLAG_SUBAGENT}) if subagent else frozenset()
     messages: list[Message] = []
     seen_results: set[str] = set()
+    scratch = ParseReport(path=str(path))
     for msg_id, record in records.items():
-        messages.extend(record_messages(msg_id, record, report, seen_results, flags))
+        if fresh is None or msg_id in fresh:
+            messages.extend(record_messages(msg_id, record, report, seen_results, flags))
+        else:
+            record_messages(msg_id, record, scratch, seen_results, flags)
     if not messages:
         report.note("no conversation messages")
         return None
