@@ -36,10 +36,13 @@ class RepairReport:
     lexical_removed: int = 0
     vector_added: int = 0
     vector_removed: int = 0
-    rebuilt: tuple[str, ...] = ()
+    rebuilt: tuple[str, ...] = ()  # damaged (unreadable) indexes recreated
+    created: tuple[str, ...] = ()  # indexes that did not exist yet (a new data dir): not damage
 
     @property
     def changed(self) -> bool:
+        """Something was actually mended: creating the first, empty indexes of a new archive is not a repair
+        (a missing index that SQLite's chunks had to be re-added to is)."""
         return bool(self.lexical_added or self.lexical_removed or self.vector_added or self.vector_removed
                     or self.rebuilt)
 
@@ -52,12 +55,17 @@ class Indexes:
     folder / an unsaved in-memory graph). ``repair`` — run by the writer under the ingest lock — recreates it
     in place from SQLite."""
 
-    def __init__(self, index_dir: Path, lexical: Any, vector: Any, broken: tuple[str, ...], dim: int) -> None:
+    def __init__(
+        self, index_dir: Path, lexical: Any, vector: Any, broken: tuple[str, ...], dim: int,
+        absent: tuple[str, ...] = (),
+    ) -> None:
         self.index_dir = index_dir
         self.lexical = lexical
         self.vector = vector
         self.broken = broken
+        self.absent = absent  # the part of ``broken`` that was missing or empty, not unreadable
         self.dim = dim
+        self.open_repair: RepairReport | None = None  # what ``open(store=…)`` mended, for the ingest to report
         self._vector_stamp = _stamp(index_dir / VECTOR_DIR / VECTOR_MANIFEST)
         self._scratch: tempfile.TemporaryDirectory | None = None
 
@@ -69,10 +77,14 @@ class Indexes:
         index_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(index_dir, 0o700)
         broken: list[str] = []
+        absent = tuple(
+            name for name, folder in (("lexical", LEXICAL_DIR), ("vector", VECTOR_DIR))
+            if not _has_files(index_dir / folder)
+        )
         scratch: list[tempfile.TemporaryDirectory] = []
         lexical = _open_lexical(index_dir / LEXICAL_DIR, broken, scratch)
         vector = _open_vector(index_dir / VECTOR_DIR, dim, broken)
-        indexes = cls(index_dir, lexical, vector, tuple(broken), dim)
+        indexes = cls(index_dir, lexical, vector, tuple(broken), dim, absent=absent)
         indexes._scratch = scratch[0] if scratch else None
         if store is not None and indexes.needs_repair(store):
             from filelock import Timeout
@@ -82,7 +94,7 @@ class Indexes:
             try:
                 with writer_lock(store, timeout=0):
                     if indexes.needs_repair(store):
-                        indexes.repair(store)
+                        indexes.open_repair = indexes.repair(store)
             except Timeout:
                 pass
         return indexes
@@ -114,6 +126,7 @@ class Indexes:
                     self._scratch.cleanup()
                     self._scratch = None
                 self.broken = tuple(b for b in self.broken if b != "lexical")
+                self.absent = tuple(b for b in self.absent if b != "lexical")
         else:
             self.lexical.reload()
         stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
@@ -124,6 +137,7 @@ class Indexes:
                 return  # caught mid-save or damaged: keep what we have, the next reload retries
             self._vector_stamp = stamp
             self.broken = tuple(b for b in self.broken if b != "vector")
+            self.absent = tuple(b for b in self.absent if b != "vector")
 
     # ---- sync bookkeeping ----------------------------------------------------------------------------
 
@@ -170,7 +184,10 @@ class Indexes:
 
     def repair(self, store: Store) -> RepairReport:
         """Make both indexes hold exactly SQLite's chunk ids (no embedding: vectors come from SQLite)."""
-        report = RepairReport(rebuilt=self.broken)
+        report = RepairReport(
+            rebuilt=tuple(b for b in self.broken if b not in self.absent),
+            created=tuple(b for b in self.broken if b in self.absent),
+        )
         if self.broken:
             self._recreate_broken()
         truth = store.all_chunk_ids()
@@ -190,7 +207,7 @@ class Indexes:
         make_private(self.index_dir)
         report.lexical_added, report.lexical_removed = len(lex_missing), len(lex_extra)
         report.vector_added, report.vector_removed = len(vec_missing), len(vec_extra)
-        self.broken = ()
+        self.broken = self.absent = ()
         self.mark_synced(store.change_counter())
         return report
 
@@ -269,7 +286,7 @@ def open_synced(store: Store, index_dir: Path, dim: int = DIM) -> tuple[Indexes,
 def _open_lexical(path: Path, broken: list[str], scratch: list[tempfile.TemporaryDirectory]) -> Any:
     from wwt.lexical_index import LexicalIndex
 
-    if path.exists() and any(path.iterdir()):
+    if _has_files(path):
         try:
             return LexicalIndex(path, create=False)
         except (WwtError, OSError, ValueError):
@@ -283,13 +300,21 @@ def _open_lexical(path: Path, broken: list[str], scratch: list[tempfile.Temporar
 def _open_vector(path: Path, dim: int, broken: list[str]) -> Any:
     from wwt.vector_index import VectorIndex
 
-    if path.exists() and any(path.iterdir()):
+    if _has_files(path):
         try:
             return VectorIndex(path, dim)
         except (WwtError, OSError, ValueError, RuntimeError):
             pass
     broken.append("vector")
     return VectorIndex(path / "unsaved-stand-in", dim)  # in memory only: never saved by a reader
+
+
+def _has_files(folder: Path) -> bool:
+    """An index folder with something in it; False for a new archive's (missing or empty) one."""
+    try:
+        return folder.exists() and (not folder.is_dir() or any(folder.iterdir()))
+    except OSError:
+        return True  # there but unreadable: damaged, not new
 
 
 def make_private(folder: Path) -> None:

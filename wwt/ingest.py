@@ -354,8 +354,13 @@ def ingest(
         # vector graph over the newer file would silently drop its chunks.
         indexes.reload_if_changed()
         run = _Run(store, indexes, embedder_factory)
+        repairs = [indexes.open_repair]  # what opening them mended is reported by the next ingest
+        indexes.open_repair = None
         if indexes.needs_repair(store):
-            run.summary.index_repair = asdict(indexes.repair(store))
+            repairs.append(indexes.repair(store))
+        mended = [r for r in repairs if r is not None and r.changed]  # a new archive's first indexes: none
+        if mended:
+            run.summary.index_repair = asdict(mended[-1])
         files = list(iter_log_files(paths))
         run.summary.files_seen = len(files)
         found = {p.resolve() for p, _ in files}
