@@ -202,7 +202,7 @@ def show(
     full: bool = typer.Option(False, "--full", help="Do not shorten long messages."),
 ) -> None:
     """Print an archived conversation, a page at a time."""
-    from wwt.present import render_session
+    from wwt.present import render_session, terminal_safe
 
     if limit < 1 or start < 0:
         raise UsageError("--start must be ≥ 0 and --limit ≥ 1")
@@ -221,7 +221,7 @@ def show(
     if shown_to < total:
         console.print(
             f"[dim]messages {start}–{shown_to - 1} of {total}; next page: "
-            f"wwt show {view.session.session_id} --start {shown_to} --limit {limit}[/]",
+            f"wwt show {terminal_safe(view.session.session_id)} --start {shown_to} --limit {limit}[/]",
             soft_wrap=True,
         )
 
@@ -335,7 +335,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _fail(message: str, code: int) -> None:
-    """One unwrapped line on stderr, then exit."""
-    sys.stderr.write(f"wwt: {' '.join(message.split())}\n")
+    """One unwrapped line on stderr, then exit (terminal-safe: it may quote an archived name)."""
+    from wwt.present import terminal_safe
+
+    sys.stderr.write(f"wwt: {terminal_safe(' '.join(message.split()))}\n")
     sys.stderr.flush()
     sys.exit(code)

@@ -281,15 +281,18 @@ def _as_tool(fn: Any) -> Any:
 
     from mcp.server.mcpserver.exceptions import ToolError
 
+    from wwt.present import terminal_safe
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> str:
         _State.warmed.wait(timeout=120)
         try:
-            return fn(*args, **kwargs)
+            return terminal_safe(fn(*args, **kwargs))  # archived text may reach a terminal through the client
         except WwtError as exc:
-            raise ToolError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+            raise ToolError(terminal_safe(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
         except Exception as exc:  # noqa: BLE001
-            raise ToolError(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+            message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            raise ToolError(terminal_safe(message)) from None
 
     return wrapper
 

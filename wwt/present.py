@@ -6,6 +6,7 @@ so Korean/Chinese excerpts wrap correctly inside 80–120 columns.
 
 from __future__ import annotations
 
+import re
 import shlex
 from datetime import datetime
 from typing import Any
@@ -22,6 +23,32 @@ JSON_SCHEMA_VERSION = 1
 MESSAGE_CHARS = 2000  # `wwt show` cuts longer messages unless --full
 
 PLATFORM_NAMES = {"claude-code": "Claude Code", "gemini-cli": "Gemini CLI", "codex-cli": "Codex CLI"}
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"  # embeddings, overrides, isolates
+# C0 but tab/newline, DEL, C1 (ESC starts colour/cursor/title sequences; C1 0x9b is a one-byte CSI), bidi controls
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + BIDI_CONTROLS + "]")
+REPAIR_COUNTS = ("lexical_added", "lexical_removed", "vector_added", "vector_removed")
+
+
+def terminal_safe(text: str) -> str:
+    """Archived text may carry NUL, ESC sequences or bidi overrides that recolour, move the cursor, retitle or
+    visibly reorder (spoof) what a terminal shows: each becomes a visible escape (``\\x1b``, ``\\u202e``).
+    Newlines and tabs stay; CRLF becomes a newline. For display only: stored text is never changed."""
+    return _UNSAFE.sub(_visible_escape, text.replace("\r\n", "\n"))
+
+
+def _visible_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def repair_line(repair: dict[str, Any] | None) -> str | None:
+    """The ingest summary's line about indexes mended from the archive (a damaged index rebuilt, ids out of
+    step after a crash); None when nothing was repaired — a new archive's first, empty indexes are not."""
+    if not repair:
+        return None
+    parts = [f"{name} rebuilt" for name in repair.get("rebuilt") or ()]
+    parts += [f"{key} {repair[key]}" for key in REPAIR_COUNTS if repair.get(key)]
+    return "indexes repaired from the archive: " + ", ".join(parts) if parts else None
 
 
 def format_when(iso: str | None) -> str:
@@ -79,7 +106,7 @@ def render_hits(
     console: Console, query: str, outcome: SearchOutcome, scope: str, terms: list[str] | None = None
 ) -> None:
     if not outcome.hits:
-        console.print(f"no matches for [bold]{escape(query)}[/] in {escape(scope)}")
+        console.print(f"no matches for [bold]{escape(terminal_safe(query))}[/] in {escape(terminal_safe(scope))}")
         return
     if outcome.weak:
         console.print(
@@ -87,42 +114,43 @@ def render_hits(
         )
     for rank, hit in enumerate(outcome.hits, 1):
         header = Text(f"{rank}. ", style="bold")
-        header.append(hit.project or "(no project)", style="bold cyan")
+        header.append(terminal_safe(hit.project or "(no project)"), style="bold cyan")
         if hit.git_branch:
-            header.append(f" @{hit.git_branch}", style="magenta")
+            header.append(f" @{terminal_safe(hit.git_branch)}", style="magenta")
         header.append(f"  {PLATFORM_NAMES.get(hit.platform, hit.platform)}", style="green")
         header.append(f"  {format_when(hit.started_at)}", style="dim")
         header.append(f"  score {hit.score:.3f}", style="dim")
         console.print(header)
         if hit.title:
-            console.print(Text(f"   {hit.title}", style="italic"), overflow="ellipsis", no_wrap=True)
+            console.print(Text(f"   {terminal_safe(hit.title)}", style="italic"), overflow="ellipsis", no_wrap=True)
         for chunk in hit.chunks:
             body = Text("› ", style="dim")
-            body.append_text(Text(chunk.text))
+            body.append_text(Text(terminal_safe(chunk.text)))
             if terms:
                 body.highlight_words(terms, style="bold yellow", case_sensitive=False)
-            body.append(f"  [{chunk.chunk_id} {format_when(chunk.start_ts)}]", style="dim")
+            body.append(f"  [{terminal_safe(str(chunk.chunk_id))} {format_when(chunk.start_ts)}]", style="dim")
             console.print(Padding(body, (0, 0, 0, 3)))
         resume = resume_line(hit)
         # soft_wrap: never break the command with a newline, so it copy-pastes whole
-        console.print(f"   [dim]resume:[/] {escape(resume or 'not supported for ' + hit.platform)}", soft_wrap=True)
+        resume = terminal_safe(resume or "not supported for " + hit.platform)
+        console.print(f"   [dim]resume:[/] {escape(resume)}", soft_wrap=True)
         console.print()
 
 
 def render_session(console: Console, view: Any, full: bool = False) -> None:
     row = view.session
-    header = Text(row.session_id, style="bold")
+    header = Text(terminal_safe(row.session_id), style="bold")
     header.append(f"  {PLATFORM_NAMES.get(row.platform, row.platform)}", style="green")
     if getattr(row, "project", None):
-        header.append(f"  {row.project}", style="cyan")
+        header.append(f"  {terminal_safe(row.project)}", style="cyan")
     if getattr(row, "git_branch", None):
-        header.append(f" @{row.git_branch}", style="magenta")
+        header.append(f" @{terminal_safe(row.git_branch)}", style="magenta")
     header.append(f"  {format_when(getattr(row, 'started_at', None))}", style="dim")
     console.print(header)
     if getattr(row, "title", None):
-        console.print(Text(row.title, style="italic"))
+        console.print(Text(terminal_safe(row.title), style="italic"))
     if getattr(row, "cwd", None):
-        console.print(Text(f"cwd: {row.cwd}", style="dim"))
+        console.print(Text(f"cwd: {terminal_safe(row.cwd)}", style="dim"))
     console.print()
     for message in view.messages:
         label = Text(f"[{message.seq}] ", style="dim")
@@ -130,7 +158,7 @@ def render_session(console: Console, view: Any, full: bool = False) -> None:
         if message.kind != "text":
             label.append(f" {message.kind}", style="yellow")
         if getattr(message, "tool_name", None):
-            label.append(f" {message.tool_name}", style="yellow")
+            label.append(f" {terminal_safe(message.tool_name)}", style="yellow")
         flags = getattr(message, "flags", None)
         if flags:
             label.append(f" ({', '.join(sorted(flags))})", style="dim")
@@ -139,7 +167,7 @@ def render_session(console: Console, view: Any, full: bool = False) -> None:
         text = message.text or ""
         if not full and len(text) > MESSAGE_CHARS:
             text = text[:MESSAGE_CHARS] + f"… ({len(text) - MESSAGE_CHARS} more chars; --full shows all)"
-        console.print(Text(text))
+        console.print(Text(terminal_safe(text)))
         console.print()
 
 
@@ -211,14 +239,13 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
         f"chunks: +{g('chunks_added')} -{g('chunks_removed')}   embedded: {g('chunks_embedded')}   "
         f"bad lines: {g('bad_lines')}   ({g('seconds'):.1f} s)"
     )
-    repair = getattr(summary, "index_repair", None) or {}
-    fixed = {k: v for k, v in repair.items() if k != "rebuilt" and v}
-    if fixed:  # a crash or a damaged index file was mended from SQLite (no re-embedding)
-        console.print("[dim]indexes repaired from the archive: " + ", ".join(f"{k} {v}" for k, v in fixed.items()) + "[/]")
+    repaired = repair_line(getattr(summary, "index_repair", None))
+    if repaired:  # a crash or a damaged index file was mended from SQLite (no re-embedding)
+        console.print(Text(repaired, style="dim"))
     notes = getattr(summary, "notes", None) or []
     if verbose:
         for note in notes:
-            console.print(Text(f"  {note}", style="dim"))
+            console.print(Text(f"  {terminal_safe(note)}", style="dim"))
     elif notes:
         console.print(f"[dim]{len(notes)} per-file note(s); -v shows them[/]")
 
