@@ -5,3 +5,25 @@ from pathlib import Path
 
 SHARED = Path(os.environ.get("WWT_SHARED") or Path(__file__).resolve().parents[2] / "shared")
 REAL_FIXTURES = SHARED / "fixtures" / "real"
+
+
+# A Gemini transcript whose text carries terminal control characters: an OSC title change ended by BEL, a
+# clear-screen CSI, a right-to-left override, NUL, colour CSIs (7-bit ESC and 8-bit C1) and bidi isolates.
+HOSTILE_SESSION = "b1d1c0de-0000-4000-8000-000000000001"
+HOSTILE_QUESTION = "why does the payments deploy fail\x1b]0;pwned\x07 after\x1b[2J the invoice\u202etxt.exe check\x00?"
+HOSTILE_ANSWER = "The payments deploy fails because \u2066the\u2069 invoice check\x1b[31m exits\x9b0m early.\tsee\nbelow"
+TERMINAL_CONTROLS = ("\x00", "\x07", "\x1b", "\x9b", "\u202e", "\u2066", "\u2069")
+
+
+def write_hostile_transcript(folder: Path) -> Path:
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    records = [
+        {"sessionId": HOSTILE_SESSION, "projectHash": "h", "startTime": "2026-05-03T10:00:00Z"},
+        {"id": "u1", "timestamp": "2026-05-03T10:00:01Z", "type": "user", "content": HOSTILE_QUESTION},
+        {"id": "g1", "timestamp": "2026-05-03T10:00:02Z", "type": "gemini", "content": HOSTILE_ANSWER},
+    ]
+    path = folder / "session-2026-05-03T10-00-b1d1c0de.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path

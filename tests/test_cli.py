@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from _shared import REAL_FIXTURES
+from _shared import (
+    HOSTILE_ANSWER,
+    HOSTILE_QUESTION,
+    HOSTILE_SESSION,
+    REAL_FIXTURES,
+    TERMINAL_CONTROLS,
+    write_hostile_transcript,
+)
 
 from wwt import __version__
 from wwt.cli import parse_when
@@ -295,6 +303,45 @@ def test_status_counts_what_was_archived(archive: Path, model_dir: Path) -> None
     assert result.returncode == 0, result.stderr
     assert "sessions:" in result.stdout and "Claude Code" in result.stdout
     assert "last ingest:" in result.stdout and "model:" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------- terminal safety
+
+
+def test_show_and_search_never_send_archived_control_characters_to_the_terminal(
+    tmp_path: Path, model_dir: Path
+) -> None:
+    """A transcript holding ESC sequences, NUL and bidi overrides is printed with visible escapes; the archive
+    (seen through --json) keeps the text exactly as the agent wrote it."""
+    write_hostile_transcript(tmp_path / "logs")
+    home = tmp_path / "wwt-home"
+    assert run_wwt("ingest", str(tmp_path / "logs"), home=home, model_dir=model_dir).returncode == 0
+    shown = run_wwt("show", HOSTILE_SESSION[:8], home=home, model_dir=model_dir)
+    found = run_wwt("search", "--all", "payments deploy invoice", home=home, model_dir=model_dir)
+    for result in (shown, found):
+        assert result.returncode == 0, result.stderr
+        assert not [c for c in TERMINAL_CONTROLS if c in result.stdout], repr(result.stdout)
+        assert "\\x1b]0;pwned\\x07" in result.stdout and "invoice\\u202etxt.exe" in result.stdout
+    assert re.search(r"\\x1b\[31m exits\\x9b0m early\.\s+see\nbelow", shown.stdout)  # tab (rich expands it), newline kept
+    (hit,) = search_json("--all", "payments deploy invoice", home=home, model_dir=model_dir)["results"]
+    stored = hit["chunks"][0]["text"]
+    assert HOSTILE_QUESTION in stored and "\u202e" in stored and "\x1b[31m" in stored
+    assert HOSTILE_ANSWER.split("\t")[0] in stored
+
+
+def test_a_new_archive_is_not_a_repair_but_a_damaged_index_is_reported(tmp_path: Path, model_dir: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(REAL / "claude-code/agentlogs__crud.jsonl", logs)
+    home = tmp_path / "wwt-home"
+    first = run_wwt("ingest", str(logs), home=home, model_dir=model_dir)
+    assert first.returncode == 0, first.stderr
+    assert "files: 1 seen, 1 parsed" in first.stdout and "repair" not in first.stdout
+    (home / "index" / "vectors" / "vectors.json").write_text("{garbage")
+    again = run_wwt("ingest", str(logs), home=home, model_dir=model_dir)
+    assert again.returncode == 0, again.stderr
+    assert "indexes repaired from the archive: vector rebuilt, vector_added" in again.stdout
+    assert search_json("--all", "JOKE.md", home=home, model_dir=model_dir)["results"]
 
 
 # ---------------------------------------------------------------------------------------------- deleting

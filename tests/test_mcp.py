@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _shared import REAL_FIXTURES
+from _shared import HOSTILE_SESSION, REAL_FIXTURES, TERMINAL_CONTROLS, write_hostile_transcript
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -136,6 +136,21 @@ def test_ingest_session_tool_archives_a_file(world: dict, tmp_path: Path) -> Non
         result = await session.call_tool("ingest_session", {"path": str(path)})
         assert not result.is_error, text_of(result)
         assert text_of(result).startswith(f"ingested {path}") and "sessions: 1" in text_of(result)
+
+    asyncio.run(body_runner(world, body))
+
+
+def test_tool_text_shows_archived_control_characters_as_visible_escapes(world: dict, tmp_path: Path) -> None:
+    path = write_hostile_transcript(tmp_path)
+
+    async def body(session: ClientSession) -> None:
+        assert not (await session.call_tool("ingest_session", {"path": str(path)})).is_error
+        page = text_of(await session.call_tool("get_session", {"session_id": HOSTILE_SESSION}))
+        found = text_of(await session.call_tool("search_all", {"query": "payments deploy invoice"}))
+        for text in (page, found):
+            assert HOSTILE_SESSION in text
+            assert not [c for c in TERMINAL_CONTROLS if c in text], repr(text)
+            assert "\\x1b[2J" in text and "invoice\\u202etxt.exe" in text
 
     asyncio.run(body_runner(world, body))
 
