@@ -132,7 +132,7 @@ HARNESS = textwrap.dedent(
         return f"dirty={dirty > 0} synced_marker={synced}"
 
     killed, completed, rounds, durations, states = 0, 0, 0, [], []
-    while killed < kills and rounds < kills * 3:
+    while killed < kills and rounds < kills * 6:
         rounds += 1
         grow()
         estimate = max(durations) if durations else 4.0
