@@ -171,6 +171,10 @@ def search(
         until=parse_when(until, end_of_day=True) if until else None,
     )
     memory = _memory()
+    if memory.has_data():
+        from wwt.lexical import prefetch
+
+        prefetch(text)  # Korean query: Kiwi starts in a helper process while this one loads the model
     if project:
         filters.project = project
         scope = f"project {project}"

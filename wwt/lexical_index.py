@@ -233,8 +233,12 @@ class LexicalIndex:
         """``(chunk id, BM25 score)`` best first (ties by id), with ``filters`` applied inside the query."""
         if limit <= 0 or not query or not query.strip():
             return []
-        terms = query_terms(tokenize_many([query])[0])
-        if not terms:
+        return self.search_tokens(tokenize_many([query])[0], filters, limit)
+
+    def search_tokens(self, tokens: list[str], filters: Filters | None = None, limit: int = 30) -> list[tuple[int, float]]:
+        """Like ``search`` for text that is already tokenized (by ``wwt.lexical.tokenize``)."""
+        terms = query_terms(tokens)
+        if limit <= 0 or not terms:
             return []
         text_query = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, self._term_query(term, count)) for term, count in terms]

@@ -264,9 +264,10 @@ WEAK_GAP = 0.03  # benchmarks/weak_signal.py (28-chunk fixture corpus): 2/6 off-
 MAX_TERMS_CHECKED = 12
 
 
-def term_hits(lexical: Any, terms: Sequence[str], filters: Filters) -> dict[str, int]:
+def term_hits(lexical: _Lexical, terms: Sequence[str], filters: Filters) -> dict[str, int]:
     """How many chunks in scope (capped at 2) each of the first MAX_TERMS_CHECKED query terms occurs in."""
-    return {term: len(lexical.search(term, filters, 2)) for term in list(dict.fromkeys(terms))[:MAX_TERMS_CHECKED]}
+    checked = list(dict.fromkeys(terms))[:MAX_TERMS_CHECKED]
+    return {term: len(lexical.search_tokens([term], filters, 2)) for term in checked}
 
 
 # ---------------------------------------------------------------------------------------------- orchestration
@@ -274,6 +275,8 @@ def term_hits(lexical: Any, terms: Sequence[str], filters: Filters) -> dict[str,
 
 class _Lexical(Protocol):
     def search(self, query: str, filters: Filters, limit: int) -> list[tuple[int, float]]: ...
+
+    def search_tokens(self, tokens: list[str], filters: Filters, limit: int) -> list[tuple[int, float]]: ...
 
 
 class _Vector(Protocol):
@@ -308,10 +311,12 @@ def run_search(
         return SearchOutcome(hits=[], weak=True)
     depth = candidate_depth(limit)
 
-    lexical_hits = lexical.search(query, filters, depth)
+    # Vector leg first: a cold process loads the model while the query's Korean tokens may still be coming
+    # from the helper process started by ``wwt.lexical.prefetch``.
     vector_hits: list[tuple[int, float]] = []
     if vector.count() > 0:
         vector_hits = vector.search(embed_query(query), depth, allowed)
+    lexical_hits = lexical.search(query, filters, depth)
     if allowed is not None:  # belt and braces: never show a chunk outside the scope
         lexical_hits = [(i, s) for i, s in lexical_hits if i in allowed]
         vector_hits = [(i, s) for i, s in vector_hits if i in allowed]
