@@ -204,7 +204,7 @@ class VectorIndex:
         if query.shape[0] != self.dim:
             raise ValueError(f"query vector has dim {query.shape[0]}, index has {self.dim}")
         if allowed is not None:
-            candidates = self._alive & {int(i) for i in allowed}
+            candidates = self._alive.intersection(allowed)  # C-level; ids are ints (numpy ints hash alike)
             if not candidates:
                 return []
             if len(candidates) <= BRUTE_FORCE_MAX:
