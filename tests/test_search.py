@@ -281,3 +281,9 @@ def test_memory_locations_match_wwt_paths(wwt_home: Path) -> None:
     assert memory.index_dir == paths.index_dir()
     assert memory.log_path == paths.log_path()
     assert memory.models_dir == paths.models_dir()
+
+
+def test_a_tiny_archive_never_gets_the_weak_warning() -> None:
+    # One or two chunks in scope: the best match cannot stand out from a background that does not exist.
+    assert is_weak(True, [0.80])[0] is False
+    assert is_weak(True, [0.80, 0.79, 0.79, 0.78])[0] is False

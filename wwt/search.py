@@ -257,10 +257,13 @@ def is_weak(unmatched: bool, vector_scores: Sequence[float]) -> tuple[bool, floa
     ordered = sorted(vector_scores, reverse=True)
     top = ordered[0]
     background = ordered[len(ordered) // 2]
+    if len(ordered) < WEAK_MIN_CANDIDATES:  # a new, tiny archive has no background to stand out from
+        return False, top, background
     return unmatched and (top - background) < WEAK_GAP, top, background
 
 
 WEAK_GAP = 0.03  # benchmarks/weak_signal.py (28-chunk fixture corpus): 2/6 off-topic flagged, 0/8 false alarms
+WEAK_MIN_CANDIDATES = 5  # fewer vector candidates than this: no warning (nothing to compare the best with)
 MAX_TERMS_CHECKED = 12
 
 
