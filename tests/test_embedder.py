@@ -268,29 +268,3 @@ def test_corrupt_model_file_is_model_unavailable_with_one_line(tmp_path):
         load_embedder(folder)
     message = str(err.value)
     assert "\n" not in message and "cannot load" in message and "model.onnx" in message
-
-
-@needs_model
-def test_a_prefetched_query_gets_the_same_vector_without_a_tokenizer_here() -> None:
-    """Cold ``wwt search``: the query's ids come from a helper process; this process loads no tokenizer."""
-    import json
-    import subprocess
-    import sys
-
-    query = "전에 Redis 캐시 TTL 어떻게 설정했지? ERR_OSSL_EVP_UNSUPPORTED"
-    probe = (
-        "import json, sys, numpy as np\n"
-        "import wwt.embedder as E\n"
-        "q = sys.argv[1]\n"
-        "E.prefetch_query(q)\n"
-        "assert E.prefetched(q)\n"
-        "split = E.embed_query(q)\n"
-        "no_tokenizer_here = not E._CACHE and all(r._tokenizer is None for r in E._session_only.values())\n"
-        "full = E.load_embedder().embed_queries([q])[0]\n"
-        "print(json.dumps([float(np.dot(split, full)), float(np.abs(split - full).max()), no_tokenizer_here]))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe, query], capture_output=True, text=True, timeout=180)
-    assert out.returncode == 0, out.stderr
-    cosine, max_diff, no_tokenizer_here = json.loads(out.stdout)
-    assert no_tokenizer_here
-    assert cosine > 0.99999 and max_diff < 1e-5

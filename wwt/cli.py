@@ -171,12 +171,10 @@ def search(
         until=parse_when(until, end_of_day=True) if until else None,
     )
     memory = _memory()
-    if memory.has_data():  # helper processes tokenize the query on the other core while this one loads
-        from wwt.embedder import prefetch_query
+    if memory.has_data():
         from wwt.lexical import prefetch
 
-        prefetch_query(text)  # e5 ids: tokenizer.json takes ~1 s and holds the GIL
-        prefetch(text)  # Korean: Kiwi's start takes ~2 s and holds the GIL
+        prefetch(text)  # Korean query: Kiwi starts in a helper process while this one loads the model
     if project:
         filters.project = project
         scope = f"project {project}"

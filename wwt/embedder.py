@@ -49,8 +49,6 @@ PASSAGE_BATCH_SIZE = 1
 QUERY_BATCH_SIZE = 16
 DEFAULT_MAX_THREADS = 4
 
-XLMR_SPECIAL_IDS = (0, 2, 1)  # <s>, </s>, <pad> in every XLM-R vocabulary (e5's tokenizer checks them)
-
 _CACHE: dict[tuple[str, int], Embedder] = {}
 _CACHE_LOCK = threading.Lock()
 
@@ -119,36 +117,25 @@ def plan_batches(
 class Embedder:
     """A loaded model. Build it with :func:`load_embedder` (cached per process)."""
 
-    def __init__(self, info: ModelInfo, threads: int | None = None, *, parts: str = "both") -> None:
-        """``parts``: "both" (normal), "tokenizer" (ids only: ``token_windows``) or "session" (vectors from
-        ids only: ``embed_windows``; the pad id comes from the manifest's XLM-R vocabulary)."""
+    def __init__(self, info: ModelInfo, threads: int | None = None) -> None:
         self.info = info
         self.threads = threads or default_threads()
         manifest: Manifest = info.manifest
         self.max_tokens = manifest.max_tokens
         self.query_prefix = manifest.query_prefix
         self.passage_prefix = manifest.passage_prefix
-        self._session, self._tokenizer = _load(
-            info, self.threads, session=parts != "tokenizer", tokenizer=parts != "session"
-        )
-        if self._session is not None:
-            self._input_names = {i.name for i in self._session.get_inputs()}
-            outputs = self._session.get_outputs()
-            self._output_name = next((o.name for o in outputs if o.name == "last_hidden_state"), outputs[0].name)
-            out_dim = outputs[0].shape[-1] if outputs[0].shape else None
-            self.dim = out_dim if isinstance(out_dim, int) else manifest.dims
-            if self.dim != manifest.dims:
-                raise ModelUnavailable(
-                    f"{info.model_path} gives {self.dim}-d vectors, expected {manifest.dims}; "
-                    f"point WWT_MODEL_DIR at a multilingual-e5-small export"
-                )
-        else:
-            self.dim = manifest.dims
+        self._session, self._tokenizer = _load(info, self.threads)
+        self._input_names = {i.name for i in self._session.get_inputs()}
+        outputs = self._session.get_outputs()
+        self._output_name = next((o.name for o in outputs if o.name == "last_hidden_state"), outputs[0].name)
+        out_dim = outputs[0].shape[-1] if outputs[0].shape else None
+        self.dim = out_dim if isinstance(out_dim, int) else manifest.dims
+        if self.dim != manifest.dims:
+            raise ModelUnavailable(
+                f"{info.model_path} gives {self.dim}-d vectors, expected {manifest.dims}; "
+                f"point WWT_MODEL_DIR at a multilingual-e5-small export"
+            )
         tok = self._tokenizer
-        if tok is None:
-            self._bos, self._eos, self._pad = XLMR_SPECIAL_IDS
-            self._prefix_ids = {}
-            return
         ids = [tok.token_to_id(t) for t in ("<s>", "</s>", "<pad>")]
         if any(i is None for i in ids):
             raise ModelUnavailable(
@@ -176,15 +163,12 @@ class Embedder:
             raise TypeError("embed_*() takes a list of strings, not a string")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self.embed_windows(self._windows(self._content_ids(texts), prefix), batch_size)
-
-    def embed_windows(self, windows: list[list[list[int]]], batch_size: int = QUERY_BATCH_SIZE) -> np.ndarray:
-        """Vectors of texts given as their id windows (``token_windows``): (len(windows), dim), unit rows."""
+        windows = self._windows(self._content_ids(texts), prefix)
         items = [(owner, ids) for owner, per_text in enumerate(windows) for ids in per_text]
         pooled = np.empty((len(items), self.dim), dtype=np.float32)
         for batch in plan_batches([len(ids) for _, ids in items], max(1, batch_size)):
             pooled[batch] = self._run([items[i][1] for i in batch])
-        out = np.empty((len(windows), self.dim), dtype=np.float32)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
         start = 0
         for owner, per_text in enumerate(windows):
             stop = start + len(per_text)
@@ -228,50 +212,42 @@ class Embedder:
         return (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
 
 
-def _load(info: ModelInfo, threads: int, session: bool = True, tokenizer: bool = True) -> tuple[Any, Any]:
-    """Open the ONNX session (in a thread: it releases the GIL) and the tokenizer (holds the GIL, ~1 s);
-    either may be left out (``None``) for the split query path (``prefetch_query``)."""
+def _load(info: ModelInfo, threads: int) -> tuple[Any, Any]:
+    """Open the ONNX session and the tokenizer in parallel (each takes ~0.3-0.7 s and releases the GIL)."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = False  # measured: batch-16 peak RSS 829 -> 750 MB, no speed loss
+    # Idle threads sleep instead of spinning: on a shared laptop (the agent, an ingest worker) spinning
+    # doubled the CPU per query and made it slower (load avg 9: p50 27-32 ms spinning vs 16-20 ms not).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     result: dict[str, Any] = {}
-    worker = None
-    if session:
-        import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.enable_cpu_mem_arena = False  # measured: batch-16 peak RSS 829 -> 750 MB, no speed loss
-        # Idle threads sleep instead of spinning: on a shared laptop (the agent, an ingest worker) spinning
-        # doubled the CPU per query and made it slower (load avg 9: p50 27-32 ms spinning vs 16-20 ms not).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-
-        def open_session() -> None:
-            try:
-                result["session"] = ort.InferenceSession(
-                    str(info.model_path), sess_options=options, providers=["CPUExecutionProvider"]
-                )
-            except Exception as exc:  # onnxruntime raises its own exception types for bad files
-                result["error"] = exc
-
-        worker = threading.Thread(target=open_session, name="wwt-onnx-load", daemon=True)
-        worker.start()
-    loaded_tokenizer = None
-    if tokenizer:
-        from tokenizers import Tokenizer
-
+    def open_session() -> None:
         try:
-            loaded_tokenizer = Tokenizer.from_file(str(info.tokenizer_path))
-        except Exception as exc:
-            if worker is not None:
-                worker.join()
-            raise _unloadable(info, info.tokenizer_path, exc) from None
-        loaded_tokenizer.no_truncation()
-        loaded_tokenizer.no_padding()
-    if worker is not None:
+            result["session"] = ort.InferenceSession(
+                str(info.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own exception types for bad files
+            result["error"] = exc
+
+    worker = threading.Thread(target=open_session, name="wwt-onnx-load", daemon=True)
+    worker.start()
+    try:
+        tokenizer = Tokenizer.from_file(str(info.tokenizer_path))
+    except Exception as exc:
         worker.join()
-        if "error" in result:
-            raise _unloadable(info, info.model_path, result["error"]) from None
-    return result.get("session"), loaded_tokenizer
+        raise _unloadable(info, info.tokenizer_path, exc) from None
+    worker.join()
+    if "error" in result:
+        raise _unloadable(info, info.model_path, result["error"]) from None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return result["session"], tokenizer
 
 
 def _unloadable(info: ModelInfo, path: Path, exc: BaseException) -> ModelUnavailable:
@@ -299,88 +275,3 @@ def load_embedder(model_dir: Path | str | None = None, threads: int | None = Non
         if cached is None:
             cached = _CACHE[key] = Embedder(info, n_threads)
         return cached
-
-
-# ------------------------------------------------------------------------------------------ split query path
-
-# A cold one-shot search (``wwt search`` as a fresh process) spends ~1 s parsing tokenizer.json while holding
-# the GIL. ``prefetch_query`` computes the query's id windows in a helper process (the same Embedder code,
-# tokenizer only) while this process opens the ONNX session, the store and the indexes; ``embed_query`` then
-# needs no tokenizer here (~290 MB less). Same windows + same session → the same vector as embed_queries.
-_query_helpers: dict[str, Any] = {}
-_query_windows: dict[str, list[list[int]]] = {}
-QUERY_HELPER_TIMEOUT_S = 60.0
-
-
-def prefetch_query(text: str) -> None:
-    """Start computing ``text``'s query windows in a helper process (a no-op once a model is loaded here)."""
-    import json
-    import subprocess
-    import sys
-
-    if _CACHE or text in _query_helpers or text in _query_windows:
-        return
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "wwt.embedder"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps(text).encode("utf-8"))
-        proc.stdin.close()
-        proc.stdin = None  # sent; ``communicate`` only reads from here on
-    except (OSError, ValueError):
-        return
-    _query_helpers[text] = proc
-
-
-def _prefetched_windows(text: str) -> list[list[int]] | None:
-    import json
-    import subprocess
-
-    proc = _query_helpers.pop(text, None)
-    if proc is not None:
-        try:
-            out, _ = proc.communicate(timeout=QUERY_HELPER_TIMEOUT_S)
-            windows = json.loads(out) if proc.returncode == 0 else None
-        except (subprocess.TimeoutExpired, ValueError, OSError):
-            proc.kill()
-            windows = None
-        if isinstance(windows, list) and windows and all(
-            isinstance(w, list) and 0 < len(w) <= 512 and all(isinstance(i, int) for i in w) for w in windows
-        ):
-            _query_windows[text] = windows
-    return _query_windows.get(text)
-
-
-_session_only: dict[tuple[str, int], Embedder] = {}
-
-
-def prefetched(text: str) -> bool:
-    """Was ``prefetch_query`` called for ``text`` in this process?"""
-    return text in _query_helpers or text in _query_windows
-
-
-def embed_query(text: str) -> np.ndarray:
-    """One query's vector. Uses the prefetched windows and a session-only model when this process has no
-    embedder yet; otherwise (or if the helper failed) the ordinary ``load_embedder().embed_queries``."""
-    windows = _prefetched_windows(text) if (_query_helpers or _query_windows) and not _CACHE else None
-    if windows is None:
-        return load_embedder().embed_queries([text])[0]
-    info = resolve_model()
-    key = (str(info.model_dir.resolve()), default_threads())
-    runner = _session_only.get(key)
-    if runner is None:
-        runner = _session_only[key] = Embedder(info, key[1], parts="session")
-    return runner.embed_windows([windows], QUERY_BATCH_SIZE)[0]
-
-
-if __name__ == "__main__":  # the helper of ``prefetch_query``: a JSON string in, its query windows out
-    import json
-    import sys
-
-    _query = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    _tokens_only = Embedder(resolve_model(allow_download=False), parts="tokenizer")
-    sys.stdout.write(json.dumps(_tokens_only.token_windows(_query, _tokens_only.query_prefix)))

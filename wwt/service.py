@@ -199,16 +199,9 @@ class Memory:
                 store=store,
                 lexical=indexes.lexical,
                 vector=indexes.vector,
-                embed_query=self._embed_query,
+                embed_query=lambda q: self._get_embedder().embed_queries([q])[0],
                 tokenize=_tokenizer(),
             )
-
-    def _embed_query(self, query: str) -> Any:
-        from wwt import embedder
-
-        if self._embedder is None and embedder.prefetched(query):
-            return embedder.embed_query(query)  # cold CLI search: ids came from a helper process
-        return self._get_embedder().embed_queries([query])[0]
 
     def projects(self) -> list[str]:
         with self._lock:
