@@ -16,10 +16,12 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
+from _shared import REAL_FIXTURES  # noqa: E402
+
 from wwt.models import ParseReport
 from wwt.parsers import PARSERS, parse_file
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = REAL_FIXTURES
 RESULTS = Path(__file__).with_name("RESULTS.md")
 
 

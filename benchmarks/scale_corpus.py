@@ -39,12 +39,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
+from _shared import KORQUAD, REAL_FIXTURES  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
 SCALE_WORK = WORK / "scale"
-FIXTURES = Path("/work/shared/fixtures/real")
-KORQUAD = Path("/work/shared/data/korquad/KorQuAD_v1.0_dev.json")
+FIXTURES = REAL_FIXTURES
 DIM = 384
 NOISE_SIGMA = 0.01  # per dimension: ~0.2 in norm before normalising, cosine to the clean mean ~0.98
 

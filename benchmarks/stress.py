@@ -29,10 +29,12 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from _shared import REAL_FIXTURES  # noqa: E402  (before this folder leaves sys.path)
+
 # this folder holds benchmarks/mcp.py, which would shadow the MCP SDK package
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = REAL_FIXTURES
 RESULTS = Path(__file__).with_name("RESULTS.md")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SOURCES = [  # (platform, real JSONL log, file name pattern the agent uses)

@@ -16,11 +16,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 
 from wwt.errors import out_of_space
 from wwt.parsers import parse_file
 
-REAL = Path("/work/shared/fixtures/real")
+REAL = REAL_FIXTURES
 # one small real log per platform; grown turn by turn by the kill harness
 GROWING = [
     ("claude-code/agentlogs__crud.jsonl", "{sid}.jsonl"),

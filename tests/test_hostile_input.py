@@ -11,6 +11,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 from test_faults import GROWING, fresh_copy, wwt_env
 
 import wwt.parsers as parsers
@@ -143,7 +144,7 @@ def test_a_log_parsed_line_by_line_as_it_grows_yields_each_message_once(tmp_path
     prompt: the copy after the offset must pair with the original before it.)"""
     from wwt.parsers import parse_file
 
-    lines = (Path("/work/shared/fixtures/real") / src).read_bytes().splitlines(keepends=True)
+    lines = (REAL_FIXTURES / src).read_bytes().splitlines(keepends=True)
     path = tmp_path / Path(src).name
     path.write_bytes(b"")
     seen: dict = {}  # (session, native id) → message: what the store's merge keeps (a re-written id replaces)
