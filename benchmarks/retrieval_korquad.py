@@ -48,8 +48,9 @@ W_LEX_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 Ranked = list[tuple[int, float]]
 
 
-def load_korquad(path: Path) -> tuple[list[str], list[tuple[str, int]]]:
-    """(passages, [(question, index of its passage)]) with passages deduplicated by text."""
+def load_korquad(path: Path = KORQUAD) -> tuple[list[str], list[tuple[str, int]]]:
+    """(passages, [(question, index of its passage)]) with passages deduplicated by text, in file order
+    (benchmarks/scale_corpus.py reuses the vectors cached here, keyed by this order)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     passages: list[str] = []
     index_of: dict[str, int] = {}

@@ -39,7 +39,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
-from _shared import KORQUAD, REAL_FIXTURES  # noqa: E402
+from _shared import REAL_FIXTURES  # noqa: E402
+from retrieval_korquad import load_korquad  # noqa: E402  (same passage order: its cached vectors are reused)
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
@@ -82,23 +83,6 @@ class Units:
 
     def __post_init__(self) -> None:
         self.fixture_texts = self.fixture_user + self.fixture_assistant
-
-
-def load_korquad(path: Path = KORQUAD) -> tuple[list[str], list[tuple[str, int]]]:
-    """Same passage order as benchmarks/retrieval_korquad.py (so its cached vectors can be reused)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    passages: list[str] = []
-    index_of: dict[str, int] = {}
-    questions: list[tuple[str, int]] = []
-    for article in data["data"]:
-        for paragraph in article["paragraphs"]:
-            context = paragraph["context"]
-            if context not in index_of:
-                index_of[context] = len(passages)
-                passages.append(context)
-            for qa in paragraph["qas"]:
-                questions.append((qa["question"], index_of[context]))
-    return passages, questions
 
 
 def load_units(fixture_root: Path = FIXTURES, max_fixture_texts: int = 240) -> Units:
