@@ -83,11 +83,14 @@ def fixture_sentences(limit: int = 4000) -> list[str]:
 
 def build_workload(count: int, seed: int = 7) -> dict:
     """``count`` passages of 200-400 tokens (by the model's own tokenizer) and 50 short queries."""
-    from tokenizers import Tokenizer
-
     from wwt.model_source import resolve_model
+    from wwt.spm_tokenizer import load_sentencepiece
 
-    tokenizer = Tokenizer.from_file(str(resolve_model().tokenizer_path))
+    sp = load_sentencepiece(resolve_model().tokenizer_path)
+
+    def count(text: str) -> int:
+        return len(sp.encode(text)) + 2  # with <s> and </s>
+
     rng = random.Random(seed)
     english = fixture_sentences() or ["The build failed because the cache key changed after the upgrade."]
     passages = []
@@ -98,10 +101,10 @@ def build_workload(count: int, seed: int = 7) -> dict:
         while n < target:
             line = rng.choice(KOREAN_LINES) if rng.random() < 0.5 else rng.choice(english)
             parts.append(line)
-            n = len(tokenizer.encode("passage: " + " ".join(parts)).ids)
+            n = count("passage: " + " ".join(parts))
         while n > 400 and len(parts) > 1:
             parts.pop()
-            n = len(tokenizer.encode("passage: " + " ".join(parts)).ids)
+            n = count("passage: " + " ".join(parts))
         if 200 <= n <= 400:
             passages.append(" ".join(parts))
     queries = [
@@ -116,7 +119,7 @@ def build_workload(count: int, seed: int = 7) -> dict:
         "multilingual 모델 선택 이유",
         "pytest 통과 여부",
     ] * 5
-    tokens = [len(tokenizer.encode("passage: " + p).ids) for p in passages]
+    tokens = [count("passage: " + p) for p in passages]
     return {"passages": passages, "queries": queries, "passage_tokens": tokens}
 
 

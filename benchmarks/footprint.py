@@ -120,7 +120,7 @@ def main() -> None:
         f"Model folder measured: `{info.model_dir}` ({info.source}); the pinned hub download is "
         f"{mb(sum(f.size or 0 for f in info.manifest.files))} MB ({info.manifest.label}).",
         "",
-        "| | wwt (onnxruntime + tokenizers + …) | original (torch CPU + sentence-transformers) | target |",
+        "| | wwt (onnxruntime + sentencepiece + …) | original (torch CPU + sentence-transformers) | target |",
         "|---|---|---|---|",
         f"| venv on disk (MB) | {mb(wwt_total)} | {mb(torch_total)} | wwt ≤ 450 |",
         f"| … without pip/setuptools (MB) | {mb(wwt_total - tooling_bytes(wwt_site))} | "

@@ -5,6 +5,7 @@ from pathlib import Path
 
 SHARED = Path(os.environ.get("WWT_SHARED") or Path(__file__).resolve().parents[2] / "shared")
 REAL_FIXTURES = SHARED / "fixtures" / "real"
+KORQUAD_DEV = SHARED / "data" / "korquad" / "KorQuAD_v1.0_dev.json"
 
 
 # A Gemini transcript whose text carries terminal control characters: an OSC title change ended by BEL, a

@@ -54,7 +54,7 @@ def cos(a: np.ndarray, b: np.ndarray) -> float:
 def long_text(embedder, min_tokens: int) -> str:
     sentences = KOREAN_OTHERS + ENGLISH + [REDIS]
     parts: list[str] = []
-    while len(embedder._tokenizer.encode(" ".join(parts), add_special_tokens=False).ids) < min_tokens:
+    while len(embedder._tokenizer.encode(" ".join(parts))) < min_tokens:
         parts.append(f"{len(parts)}. {sentences[len(parts) % len(sentences)]}")
     return " ".join(parts)
 
@@ -133,8 +133,9 @@ def test_a_bare_string_is_refused(embedder):
 @needs_model
 def test_prefixes_are_applied_exactly_as_the_tokenizer_would(embedder):
     tok = embedder._tokenizer
+    bos, eos = tok.piece_to_id("<s>"), tok.piece_to_id("</s>")
     for prefix, text in (("query: ", "Redis 캐시 TTL 설정"), ("passage: ", REDIS)):
-        assert embedder.token_windows(text, prefix) == [tok.encode(prefix + text).ids]
+        assert embedder.token_windows(text, prefix) == [[bos, *tok.encode(prefix + text), eos]]
     q = embedder.embed_queries([REDIS])[0]
     p = embedder.embed_passages([REDIS])[0]
     assert np.allclose(q, embedder.embed([REDIS], "query: ")[0])
@@ -174,8 +175,8 @@ def test_default_passage_embedding_does_not_depend_on_the_neighbours(embedder):
 def test_long_text_is_windowed_never_cut_and_never_over_512(embedder, monkeypatch):
     text = long_text(embedder, 1400)
     windows = embedder.token_windows(text, "passage: ")
-    content = embedder._tokenizer.encode(text, add_special_tokens=False).ids
-    head = embedder._tokenizer.encode("passage:").ids[:-1]  # <s> ▁passage :
+    content = embedder._tokenizer.encode(text)
+    head = [embedder._tokenizer.piece_to_id("<s>"), *embedder._tokenizer.encode("passage:")]  # <s> ▁passage :
     capacity = 512 - len(head) - 1
     assert len(windows) >= 3
     assert all(len(w) <= 512 and w[: len(head)] == head and w[-1] == windows[0][-1] for w in windows)

@@ -22,7 +22,7 @@ from wwt.store import Store
 REAL = REAL_FIXTURES
 CLAUDE_LOG = REAL / "claude-code" / "spotter__short.jsonl"
 CLAUDE_SESSION = "55604662-cf2a-4331-851a-ec234028f8ca"
-HEAVY = ("onnxruntime", "tokenizers", "kiwipiepy", "tantivy", "hnswlib", "numpy", "typer", "rich")
+HEAVY = ("onnxruntime", "sentencepiece", "kiwipiepy", "tantivy", "hnswlib", "numpy", "typer", "rich")
 HOOK_LIMIT_S = 1.5  # generous on this shared 2-core machine; the real figure is in benchmarks/hook.py
 
 
