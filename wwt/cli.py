@@ -250,6 +250,14 @@ def model(
     from wwt.present import render_model
 
     info = resolve_model(allow_download=True) if fetch or print_dir else None
+    if fetch:
+        from wwt.errors import ModelUnavailable
+        from wwt.spm_tokenizer import UnsupportedTokenizer, load_sentencepiece
+
+        try:  # the one-time tokenizer conversion happens here rather than in the first search
+            load_sentencepiece(info.tokenizer_path)
+        except (OSError, RuntimeError, UnsupportedTokenizer) as exc:
+            raise ModelUnavailable(f"cannot read {info.tokenizer_path} ({exc})") from None
     if print_dir:
         typer.echo(str(info.model_dir))
         return
