@@ -197,3 +197,38 @@ def test_dimension_mismatch_raises_index_corrupt(filled, tmp_path: Path) -> None
     index.save()
     with pytest.raises(IndexCorrupt):
         VectorIndex(tmp_path / "vec", dim=DIM * 2)
+
+
+def test_a_repeated_small_scope_is_scored_from_a_cache_that_writes_invalidate(filled, monkeypatch) -> None:
+    index, vectors, ids = filled
+    scope = set(ids[:50])
+    first = index.search(vectors[3], 5, scope)
+    fetches: list[int] = []
+
+    class Counting:  # hnswlib's methods are read-only: wrap the index instead
+        def __init__(self, real) -> None:
+            self.real = real
+
+        def get_items(self, labels):
+            fetches.append(len(labels))
+            return self.real.get_items(labels)
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    monkeypatch.setattr(index, "_index", Counting(index._index))
+    assert index.search(vectors[3], 5, set(ids[:50])) == first
+    assert fetches == []  # the same scope again: no fetch from hnswlib
+
+    index.add([ids[10]], vectors[3:4])  # id 10 now holds the query's own vector
+    after_add = index.search(vectors[3], 5, scope)
+    assert {after_add[0][0], after_add[1][0]} == {ids[3], ids[10]} and fetches == [50]
+    index.delete([ids[10]])
+    assert ids[10] not in [i for i, _ in index.search(vectors[3], 5, scope)]
+
+
+def test_the_scope_cache_is_bounded(filled) -> None:
+    index, vectors, ids = filled
+    for start in range(0, 20 * 10, 10):
+        index.search(vectors[0], 3, set(ids[start : start + 10]))
+    assert len(index._scopes) == vector_index.SCOPE_CACHE_SIZE

@@ -198,10 +198,12 @@ def excerpt(text: str, terms: Sequence[str], width: int = EXCERPT_CHARS) -> str:
     terms as possible (longer terms count more: they are rarer). Falls back to the start of the text when no
     term occurs."""
     flat = " ".join(text.split())
-    cells = _cells(flat)
-    if cells <= width:
+    if len(flat) <= width and _cells(flat) <= width:
         return flat
-    width = max(40, width * len(flat) // cells)  # in characters, at this text's average character width
+    # in characters, at the average character width of the text's opening (a long tool output would cost
+    # milliseconds per hit to measure whole)
+    sample = flat[: 4 * width]
+    width = max(40, width * len(sample) // _cells(sample))
     lower = flat.lower()
     hits: list[tuple[int, str]] = []
     for term in terms:
