@@ -528,6 +528,38 @@ def build_store(corpus: Path, home: Path, vectors: dict[str, np.ndarray], memo_t
             "tokenize_s": round(memo.seconds, 1), "summary": summary.to_dict()}
 
 
+def refresh_lexical(home: Path, memo_tokenizer: bool, log=print) -> None:
+    """A cached store whose lexical index an older tokenizer built: rebuild only that index from SQLite (the
+    same way ``wwt`` repairs it), through the same tokenizer shim as the original build."""
+    import wwt.lexical_index as lexical_index
+    from wwt.indexes import LEXICAL_DIR, SYNC_FILE, Indexes
+    from wwt.lexical import tokenizer_signature
+    from wwt.store import Store
+
+    stamp_path = home / "index" / LEXICAL_DIR / lexical_index.STAMP_FILE
+    try:
+        found = json.loads(stamp_path.read_text()).get("tokenizer")
+    except (OSError, ValueError):
+        found = None
+    if found == tokenizer_signature():
+        return
+    log(f"lexical index built by {found!r}, rebuilding it with {tokenizer_signature()!r}…")
+    shutil.rmtree(home / "index" / LEXICAL_DIR, ignore_errors=True)
+    (home / "index" / SYNC_FILE).unlink(missing_ok=True)
+    real_tokenize_many = lexical_index.tokenize_many
+    if memo_tokenizer:
+        lexical_index.tokenize_many = LineMemoTokenizer(real_tokenize_many)
+    started = time.perf_counter()
+    try:
+        with Store.open(home / "wwt.sqlite3") as store:
+            indexes = Indexes.open(home / "index")
+            indexes.repair(store)
+            indexes.close()
+    finally:
+        lexical_index.tokenize_many = real_tokenize_many
+    log(f"  lexical index rebuilt in {time.perf_counter() - started:.0f}s")
+
+
 def build(chunks: int, root: Path, rebuild: bool = False, memo_tokenizer: bool = True, log=print) -> dict:
     """Corpus + store under ``root`` (cached: a marker records what was built)."""
     root = root.resolve()
@@ -535,6 +567,7 @@ def build(chunks: int, root: Path, rebuild: bool = False, memo_tokenizer: bool =
     if marker.exists() and not rebuild:
         info = json.loads(marker.read_text())
         if info.get("target_chunks") == chunks and info["store"].get("memo_tokenizer") == memo_tokenizer:
+            refresh_lexical(Path(info["home"]), memo_tokenizer, log)
             return info
     corpus, home = root / "corpus", root / "home"
     started = time.perf_counter()
