@@ -88,7 +88,7 @@ def build_workload(count: int, seed: int = 7) -> dict:
 
     sp = load_sentencepiece(resolve_model().tokenizer_path)
 
-    def count(text: str) -> int:
+    def n_tokens(text: str) -> int:
         return len(sp.encode(text)) + 2  # with <s> and </s>
 
     rng = random.Random(seed)
@@ -101,10 +101,10 @@ def build_workload(count: int, seed: int = 7) -> dict:
         while n < target:
             line = rng.choice(KOREAN_LINES) if rng.random() < 0.5 else rng.choice(english)
             parts.append(line)
-            n = count("passage: " + " ".join(parts))
+            n = n_tokens("passage: " + " ".join(parts))
         while n > 400 and len(parts) > 1:
             parts.pop()
-            n = count("passage: " + " ".join(parts))
+            n = n_tokens("passage: " + " ".join(parts))
         if 200 <= n <= 400:
             passages.append(" ".join(parts))
     queries = [
@@ -119,7 +119,7 @@ def build_workload(count: int, seed: int = 7) -> dict:
         "multilingual 모델 선택 이유",
         "pytest 통과 여부",
     ] * 5
-    tokens = [count("passage: " + p) for p in passages]
+    tokens = [n_tokens("passage: " + p) for p in passages]
     return {"passages": passages, "queries": queries, "passage_tokens": tokens}
 
 
