@@ -287,3 +287,24 @@ def test_a_tiny_archive_never_gets_the_weak_warning() -> None:
     # One or two chunks in scope: the best match cannot stand out from a background that does not exist.
     assert is_weak(True, [0.80])[0] is False
     assert is_weak(True, [0.80, 0.79, 0.79, 0.78])[0] is False
+
+
+def test_terminal_cells_count_wide_scripts_twice() -> None:
+    from wwt.search import _cells
+
+    assert _cells("redis TTL") == 9
+    assert _cells("캐시 TTL") == 8
+    assert _cells("日本語のテキスト") == 16
+    assert _cells("ＡＢＣ ✅ 🚀") == 12
+
+
+def test_terminal_cells_agree_with_unicodedata_on_real_messages() -> None:
+    import unicodedata
+
+    from wwt.parsers import discover, parse_file
+    from wwt.search import _cells
+
+    texts = [m.text for path, _ in discover([REAL_FIXTURES]) for s in parse_file(path)[0] for m in s.messages]
+    exact = [sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in t) for t in texts]
+    differing = sum(1 for t, e in zip(texts, exact, strict=True) if _cells(t) != e)
+    assert len(texts) > 400 and differing <= len(texts) // 200  # a handful of rare emoji ranges differ

@@ -15,7 +15,6 @@ Rules kept as small pure functions so tests can pin them:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -225,8 +224,22 @@ def excerpt(text: str, terms: Sequence[str], width: int = EXCERPT_CHARS) -> str:
     return _cut(flat, best_start, width)
 
 
+# East Asian Wide/Fullwidth blocks (Hangul, CJK, kana, fullwidth forms, emoji): two terminal cells each.
+# Ranges rather than unicodedata per character: this runs on every hit of every search.
+_WIDE = re.compile(
+    "[\u1100-\u115f\u231a\u231b\u2329\u232a\u23e9-\u23ec\u23f0\u23f3\u25fd\u25fe\u2614\u2615"
+    "\u2648-\u2653\u267f\u2693\u26a1\u26aa\u26ab\u26bd\u26be\u26c4\u26c5\u26ce\u26d4\u26ea"
+    "\u26f2\u26f3\u26f5\u26fa\u26fd\u2705\u270a\u270b\u2728\u274c\u274e\u2753-\u2755\u2757"
+    "\u2795-\u2797\u27b0\u27bf\u2b1b\u2b1c\u2b50\u2b55\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f"
+    "\uff00-\uff60\uffe0-\uffe6\U0001f004\U0001f0cf\U0001f18e\U0001f191-\U0001f19a"
+    "\U0001f200-\U0001f2ff\U0001f300-\U0001f64f\U0001f680-\U0001f6ff\U0001f7e0-\U0001f7eb"
+    "\U0001f90c-\U0001f9ff\U0001fa70-\U0001faff\U00020000-\U0003fffd]"
+)
+
+
 def _cells(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return len(text) if text.isascii() else len(text) + len(_WIDE.findall(text))
 
 
 def _cut(flat: str, start: int, width: int) -> str:
