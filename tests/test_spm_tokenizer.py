@@ -176,6 +176,24 @@ def test_unwritable_everywhere_still_loads(tmp_path, tokenizer_json, monkeypatch
 
 
 @pytest.mark.parametrize(
+    "pre_tokenizer",
+    [
+        {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True},  # transformers < 4.38
+        {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+        {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
+                                               {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True}]},
+    ],
+)
+def test_every_metaspace_spelling_of_past_exports_converts_to_the_same_ids(spec, sp, pre_tokenizer):
+    import sentencepiece
+
+    variant = dict(spec, pre_tokenizer=pre_tokenizer)
+    other = sentencepiece.SentencePieceProcessor(model_proto=sentencepiece_proto(variant))
+    text = "전에 Redis 캐시 TTL 어떻게 설정했지?  ERR_OSSL_EVP_UNSUPPORTED\n\tsrc/app/main.py"
+    assert other.encode(text) == sp.encode(text)
+
+
+@pytest.mark.parametrize(
     "change, message",
     [
         (lambda s: s["model"].update(type="BPE"), "Unigram"),

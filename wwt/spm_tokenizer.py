@@ -191,6 +191,12 @@ def _normalizer(spec: Any) -> tuple[bytes, bool]:
 
 
 def _check_pre_tokenizer(spec: Any) -> None:
+    """Metaspace as every transformers release wrote it for sentencepiece models: ``add_prefix_space`` (old)
+    or ``prepend_scheme`` (new), alone or after a ``WhitespaceSplit`` (the 2020 converters)."""
+    if isinstance(spec, dict) and spec.get("type") == "Sequence":
+        steps = spec.get("pretokenizers") or []
+        if len(steps) == 2 and isinstance(steps[0], dict) and steps[0].get("type") == "WhitespaceSplit":
+            spec = steps[1]
     ok = (
         isinstance(spec, dict)
         and spec.get("type") == "Metaspace"
