@@ -6,6 +6,7 @@ from wwt.chunker import (
     MIN_CHARS,
     TOOL_RESULT_HEAD,
     TOOL_RESULT_TAIL,
+    bound_middle,
     build_turns,
     chunk_session,
     estimate_tokens,
@@ -225,3 +226,24 @@ def test_display_text_is_a_readable_bounded_excerpt():
     assert chunk.display_text.startswith("user: question 0")
     big = chunk_session(exchange(20), "s")[0]
     assert len(big.display_text) <= 750
+
+
+def test_a_name_from_the_middle_of_a_long_tool_output_stays_lexically_findable():
+    """Real log: the exception class handled halfway down a file the agent read (CommandOnCooldown) is cut out
+    of the chunk's tool-output excerpt, but listed among the cut part's names — lexical only, never embedded."""
+    from _shared import REAL_FIXTURES
+
+    from wwt.parsers import parse_file
+
+    (session,), _ = parse_file(REAL_FIXTURES / "gemini-cli" / "VibeCodingTracker__gemini.jsonl")
+    chunks = chunk_session(session.messages, session.session_id)
+    holding = [c for c in chunks if "CommandOnCooldown" in c.lexical_text]
+    assert holding and all("CommandOnCooldown" not in c.embed_text for c in chunks)
+    assert all("names: " in c.lexical_text for c in holding)
+
+
+def test_names_cut_by_the_excerpt_edges_are_not_listed():
+    text = "x" * 10 + " load_cogs " + "y" * 20
+    # the cut starts inside "load_cogs": its remainder "d_cogs" is not a name
+    assert "d_cogs" not in bound_middle(text, 13, 5, keep_names=True)
+    assert "load_cogs" in bound_middle("a" * 30 + " load_cogs " + "b" * 30, 20, 20, keep_names=True)

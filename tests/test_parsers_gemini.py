@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, ParseReport, Session
-from wwt.parsers.common import read_head
+from wwt.parsers.common import NAMES_CHARS, read_head
 from wwt.parsers.gemini_cli import GeminiCliParser, gemini_home, project_hash, superseded_by
 
 REAL = (REAL_FIXTURES / "gemini-cli")
@@ -105,7 +105,7 @@ def test_legacy_json_with_parts_and_tool_calls() -> None:
     assert [m.tool_name for m in calls] == ["read_file"] * 3 + ["write_file"] * 4
     assert calls[0].text == "read_file: README.md"
     results = [m for m in session.messages if m.kind == "tool_result"]
-    assert all(len(m.text) <= 2000 + 500 + 100 for m in results)  # bounded
+    assert all(len(m.text) <= 2000 + 500 + 100 + NAMES_CHARS for m in results)  # bounded
     assert any("[…" in m.text and "chars omitted" in m.text for m in results)
     assert not any(FLAG_ERROR in m.flags for m in results)
     assert session.messages[-1].text.startswith("已經幫你整理好囉！")
@@ -547,3 +547,18 @@ def test_detect_tolerates_junk_first_line(tmp_path: Path) -> None:
     session, report = only(path)
     assert session.session_id == "7c1e2a9b-5d2f-4e0a-9b3c-1f2e3d4c5b6a" and report.bad_lines == 1
     assert len(session.messages) == len(only(KOREAN)[0].messages)
+
+
+def test_a_long_tool_result_keeps_the_code_names_of_its_cut_middle() -> None:
+    """The 9.7 kB read of src/discordbot/cli.py is cut to head + tail; a method called only in its middle
+    (``self.wait_until_ready``) must stay findable, a plain word of the middle must not be listed."""
+    session, _ = only(REAL / "VibeCodingTracker__gemini.jsonl")
+    messages = session.messages
+    (read,) = [r for c, r in zip(messages, messages[1:], strict=False)
+               if c.kind == "tool_call" and c.text == "read_file: src/discordbot/cli.py"]
+    head, rest = read.text.split("\n[…", 1)
+    marker = rest.split("\n", 1)[0]
+    assert "wait_until_ready" not in head + rest.split("\n", 1)[1] and "self.wait_until_ready" in marker.split()
+    assert marker.startswith(" 5746 chars omitted; names: ") and " minutes " not in marker
+    assert "oad_cogs" not in marker.split()  # "load_cogs" cut in two by the head is not a name
+    assert len(marker) <= NAMES_CHARS + 60

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message
+from wwt.parsers.common import NAMES_CHARS, code_names
 
 WINDOW_TURNS = 6
 WINDOW_STEP = 4
@@ -95,11 +96,13 @@ def strip_tags(text: str) -> str:
     return strip_injected_tags(text)
 
 
-def bound_middle(text: str, head: int, tail: int) -> str:
-    """Keep the head and the tail of a long text: errors tend to sit at the end of a command's output."""
+def bound_middle(text: str, head: int, tail: int, keep_names: bool = False) -> str:
+    """Keep the head and the tail of a long text: errors tend to sit at the end of a command's output. With
+    ``keep_names`` the marker lists the code names of the cut part (see ``code_names``)."""
     if len(text) <= head + tail + 20:
         return text
-    marker = f"[… {len(text) - head - tail} chars …]"
+    names = code_names(text, head, len(text) - tail, limit_chars=2 * NAMES_CHARS) if keep_names else ""
+    marker = f"[… {len(text) - head - tail} chars{'; names: ' + names if names else ''} …]"
     return f"{text[:head]}\n{marker}\n{text[-tail:]}" if tail else f"{text[:head]} {marker}"
 
 
@@ -179,7 +182,7 @@ def build_turns(messages: Sequence[Message], seqs: Sequence[int] | None = None) 
         elif m.kind == "tool_result":
             head = ERROR_RESULT_HEAD if FLAG_ERROR in m.flags else TOOL_RESULT_HEAD
             label = "error" if FLAG_ERROR in m.flags else "output"
-            piece = f"{label}: {bound_middle(text, head, TOOL_RESULT_TAIL)}"
+            piece = f"{label}: {bound_middle(text, head, TOOL_RESULT_TAIL, keep_names=True)}"
         elif m.kind == "thinking":
             piece = f"thinking: {bound_middle(text, THINKING_CHARS, 0)}" if text.strip() else ""
         else:

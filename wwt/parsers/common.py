@@ -304,11 +304,47 @@ def strip_ansi(text: str) -> str:
 
 
 def bound_text(text: str, head: int = TOOL_RESULT_HEAD, tail: int = TOOL_RESULT_TAIL) -> str:
-    """Keep the head and tail of a huge output with a marker saying how much was cut."""
+    """Keep the head and tail of a huge output with a marker saying how much was cut — and which code names
+    the cut part held, so a class or error name seen in the middle of a long file read stays findable."""
     if len(text) <= head + tail + 100:
         return text
     cut = len(text) - head - tail
-    return f"{text[:head]}\n[… {cut} chars omitted …]\n{text[-tail:]}"
+    names = code_names(text, head, len(text) - tail)
+    return f"{text[:head]}\n[… {cut} chars omitted{'; names: ' + names if names else ''} …]\n{text[-tail:]}"
+
+
+# Identifier-shaped words: snake_case, camelCase/PascalCase with an inner capital, dotted or ::-joined names,
+# ALL_CAPS codes. Plain words are left out: they are what the kept head and tail already say plenty of.
+_NAME_RE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
+_NAME_SHAPE_RE = re.compile(r"_|[a-z][A-Z]|[A-Za-z](?:\.|::)[A-Za-z]")
+NAMES_CHARS = 1500  # ≈ 80 names: the whole middle of a 6 kB file read (measured on a real one: 1,124 chars)
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char in "_$"
+
+
+def code_names(text: str, start: int = 0, end: int | None = None, limit_chars: int = NAMES_CHARS) -> str:
+    """Distinct identifier-shaped words of ``text[start:end]`` in order of first appearance, space-joined, at
+    most ``limit_chars`` long. A word cut by ``start`` or ``end`` is not a name and is left out."""
+    end = len(text) if end is None else end
+    seen: set[str] = set()
+    out: list[str] = []
+    size = 0
+    for match in _NAME_RE.finditer(text, start, end):
+        if (match.start() == start > 0 and _is_word(text[start - 1])) or (
+            match.end() == end < len(text) and _is_word(text[end])
+        ):
+            continue
+        name = match.group().strip("._$")
+        if not 4 <= len(name) <= 64 or name in seen or not _NAME_SHAPE_RE.search(name):
+            continue
+        if size + len(name) + 1 > limit_chars:
+            break
+        seen.add(name)
+        out.append(name)
+        size += len(name) + 1
+    return " ".join(out)
 
 
 # Keys whose value best says what a tool call did, in priority order.
