@@ -191,6 +191,8 @@ class Memory:
             store = self._open_store()
             if filters.project:
                 self._check_project(filters.project)
+            if self._embedder is None and self._indexes is None:
+                _start_loading_embedder()  # a cold process: the model loads while the indexes open (~0.5 s)
             indexes = self._refresh_indexes()
             return run_search(
                 query,
@@ -330,6 +332,22 @@ class Memory:
             removed = ingest_mod.forget(store, self._refresh_indexes(), session_id=session_id, project=project)
             self._seen_counter = store.change_counter()
             return removed
+
+
+def _start_loading_embedder() -> None:
+    """Load the process-wide embedder on a side thread; ``load_embedder`` (which caches it under a lock)
+    hands the same one to the search, or raises its error there."""
+    import threading
+
+    from wwt.embedder import load_embedder
+
+    def load() -> None:
+        try:
+            load_embedder()
+        except Exception:  # noqa: BLE001 - the search's own call reports it
+            pass
+
+    threading.Thread(target=load, name="wwt-embedder-load", daemon=True).start()
 
 
 def _tokenizer() -> Callable[[str], list[str]] | None:
