@@ -232,3 +232,15 @@ def test_the_scope_cache_is_bounded(filled) -> None:
     for start in range(0, 20 * 10, 10):
         index.search(vectors[0], 3, set(ids[start : start + 10]))
     assert len(index._scopes) == vector_index.SCOPE_CACHE_SIZE
+
+
+def test_a_large_scope_handed_out_again_is_not_re_intersected_until_a_write(filled, monkeypatch) -> None:
+    index, vectors, ids = filled
+    monkeypatch.setattr(vector_index, "BRUTE_FORCE_MAX", 100)  # 300 ids: the filtered graph walk
+    scope = frozenset(ids[:300])
+    first = index.search(vectors[5], 5, scope)
+    assert index._live_parts[id(scope)][0] is scope
+    assert index.search(vectors[5], 5, scope) == first
+    index.delete([ids[5]])
+    assert index._live_parts == {}
+    assert ids[5] not in [i for i, _ in index.search(vectors[5], 5, scope)]

@@ -63,6 +63,7 @@ class VectorIndex:
         self._gen: str | None = None
         self._scopes: OrderedDict[frozenset[int], tuple[list[int], np.ndarray]] = OrderedDict()
         self._scopes_lock = threading.Lock()
+        self._live_parts: dict[int, tuple[set[int], set[int]]] = {}
         manifest_path = self.path / MANIFEST
         if manifest_path.exists():
             self._index = self._load(manifest_path)
@@ -120,6 +121,7 @@ class VectorIndex:
         """Insert or replace vectors by id (in memory; ``save`` persists)."""
         with self._scopes_lock:
             self._scopes.clear()
+            self._live_parts.clear()
         vectors = np.asarray(vectors, dtype=np.float32)
         if len(ids) == 0:
             return
@@ -148,6 +150,7 @@ class VectorIndex:
         """Mark ids deleted (their slots are reused by later adds). Returns how many were present."""
         with self._scopes_lock:
             self._scopes.clear()
+            self._live_parts.clear()
         removed = 0
         for chunk_id in ids:
             chunk_id = int(chunk_id)
@@ -216,7 +219,7 @@ class VectorIndex:
         if query.shape[0] != self.dim:
             raise ValueError(f"query vector has dim {query.shape[0]}, index has {self.dim}")
         if allowed is not None:
-            candidates = self._alive.intersection(allowed)  # C-level; ids are ints (numpy ints hash alike)
+            candidates = self._live_part(allowed)
             if not candidates:
                 return []
             if len(candidates) <= BRUTE_FORCE_MAX:
@@ -250,6 +253,23 @@ class VectorIndex:
         order = np.lexsort((np.asarray(ids), -scores))[:k]
         return [(ids[i], float(scores[i])) for i in order]
 
+
+    def _live_part(self, allowed: set[int]) -> set[int]:
+        """``allowed`` ∩ live ids. The store hands out the same scope object until its next ingest, so the
+        intersection (~2 ms at 25k ids) is kept per object — the entry holds the object, so its id cannot be
+        reused while cached — until a write here."""
+        if not isinstance(allowed, frozenset):  # a mutable set may change under the same id
+            return self._alive.intersection(allowed)
+        with self._scopes_lock:
+            entry = self._live_parts.get(id(allowed))
+            if entry is not None and entry[0] is allowed:
+                return entry[1]
+        live = self._alive.intersection(allowed)  # C-level; ids are ints (numpy ints hash alike)
+        with self._scopes_lock:
+            self._live_parts[id(allowed)] = (allowed, live)
+            while len(self._live_parts) > SCOPE_CACHE_SIZE:
+                self._live_parts.pop(next(iter(self._live_parts)))
+        return live
 
     def _scope_matrix(self, candidates: set[int]) -> tuple[list[int], np.ndarray]:
         key = frozenset(candidates)
