@@ -93,10 +93,10 @@ def indexes_agree(home: Path) -> bool:
 # ------------------------------------------------------------------------------------------ kill -9
 
 # A zygote process loads the model once (1 ONNX thread: fork-safe) and forks one ingest child per round; the
-# child is SIGKILLed after a seeded random delay — except the first, which runs to the end, so that on a slow
-# or busy machine the kills do not all land in the one-time start (creating the store and indexes, loading
-# Kiwi) and miss the phases that matter. Kiwi is loaded by each child itself (its thread pool does not survive
-# fork). Between rounds the transcripts grow by a few real lines, so every child has work.
+# child is SIGKILLed after a seeded random delay within the duration of the latest complete runs (every fifth
+# child runs to the end to measure it), so that on a slow or busy machine the kills do not all land in a
+# child's start (opening the store and indexes, loading Kiwi). Kiwi is loaded by each child itself (its thread
+# pool does not survive fork). Between rounds the transcripts grow by a few real lines, so every child has work.
 HARNESS = textwrap.dedent(
     """
     import json, os, random, signal, sqlite3, sys, time
@@ -138,10 +138,10 @@ HARNESS = textwrap.dedent(
     while killed < kills and rounds < kills * 6:
         rounds += 1
         grow()
-        estimate = max(durations) if durations else 4.0
-        delay = rng.uniform(0, 0.5) if rng.random() < 0.5 else rng.uniform(0, estimate * 1.1)
-        if rounds == 1:
-            delay = 600.0  # the first run (store, indexes, Kiwi) completes: later kills then hit every phase
+        # every fifth child runs to the end, so the kill delays follow how long an ingest takes on this
+        # machine right now (a busy CI box is several times slower than an idle one)
+        estimate = max(durations[-3:]) if durations else 4.0
+        delay = 600.0 if rounds % 5 == 1 else rng.uniform(0, estimate * 1.1)
         started = time.monotonic()
         pid = os.fork()
         if pid == 0:
