@@ -151,6 +151,8 @@ HARNESS = textwrap.dedent(
                 ingest([logs], store, indexes, lambda: emb)
                 os._exit(0)
             except BaseException:
+                import traceback
+                (home / "child-error.txt").write_text(traceback.format_exc())
                 os._exit(3)
         deadline = started + delay
         status = None
@@ -166,7 +168,7 @@ HARNESS = textwrap.dedent(
             killed += 1
             states.append(state())
         else:
-            assert os.WEXITSTATUS(status) == 0, "an ingest child failed"
+            assert os.WEXITSTATUS(status) == 0, "an ingest child failed: " + (home / "child-error.txt").read_text()
             completed += 1
             durations.append(time.monotonic() - started)
     while any(pending.values()):
