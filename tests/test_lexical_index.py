@@ -176,3 +176,38 @@ def test_index_built_by_another_tokenizer_must_be_rebuilt(tmp_path: Path) -> Non
     (path / STAMP_FILE).write_text(json.dumps(stamp))
     with pytest.raises(IndexCorrupt, match="rebuil|built by"):
         LexicalIndex(path)
+
+
+def test_files_left_by_a_writer_killed_mid_commit_do_not_block_the_next_commit(tmp_path: Path) -> None:
+    """A writer killed after writing a segment's delete file but before meta.json leaves that file behind;
+    the next writer reaches the same opstamp and tantivy would refuse to overwrite it (found by the kill -9
+    test). Reproduced exactly: the same deletion committed in a copy leaves the file the crash would have."""
+    import shutil
+
+    base = tmp_path / "base"
+    first = LexicalIndex(base)
+    first.add(DOCS)
+    first.commit()
+    first.close()
+    crashed = tmp_path / "crashed"
+    shutil.copytree(base, crashed)
+
+    ahead = LexicalIndex(base)  # what the killed writer had got as far as writing
+    ahead.delete([2])
+    ahead.commit()
+    ahead.close()
+    leftovers = {p.name for p in base.iterdir()} - {p.name for p in crashed.iterdir()}
+    orphans = [name for name in leftovers if name.endswith(".del")]
+    assert orphans, leftovers
+    for name in orphans:
+        shutil.copy(base / name, crashed / name)
+    registered = tmp_path / "registered"  # the crash came after tantivy had listed the file as its own
+    shutil.copytree(crashed, registered)
+    shutil.copy(base / ".managed.json", registered / ".managed.json")
+
+    for folder in (crashed, registered):
+        after_crash = LexicalIndex(folder)
+        after_crash.delete([2])
+        after_crash.commit()  # tantivy: FileAlreadyExists without the clean-up on writer open
+        assert after_crash.all_ids() == {1, 3, 4}
+        after_crash.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -152,6 +153,12 @@ class LexicalIndex:
                 self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
             except ValueError as exc:
                 raise IndexBusy(f"lexical index at {self.path} is being written by another process") from exc
+            # A writer killed mid-commit (kill -9, power loss) leaves files the last meta.json does not name,
+            # e.g. "<segment>.<opstamp>.del"; this writer reaches the same opstamp and tantivy refuses to
+            # overwrite them (FileAlreadyExists) — found by tests/test_faults.py. Drop them first: tantivy's
+            # own collection covers the files it had registered, ours the delete files it had not.
+            self._writer.garbage_collect_files()
+            drop_uncommitted_delete_files(self.path)
         return self._writer
 
     # ----- writes ----------------------------------------------------------------------------------------
@@ -300,3 +307,25 @@ def _write_json_atomic(path: Path, data: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
+
+
+_DELETE_FILE = re.compile(r"^([0-9a-f]{32})\.(\d+)\.del$")
+
+
+def drop_uncommitted_delete_files(path: Path) -> list[str]:
+    """Remove ``<segment>.<opstamp>.del`` files newer than the committed opstamp in ``meta.json``: only a
+    writer that died before its commit could have written them, and names of this form are the only ones a
+    later writer can collide with (new segments get fresh random ids). Call with the writer lock held."""
+    try:
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        committed = int(meta["opstamp"])
+        segments = {str(s["segment_id"]).replace("-", "") for s in meta["segments"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    dropped = []
+    for entry in path.iterdir():
+        match = _DELETE_FILE.match(entry.name)
+        if match and match.group(1) in segments and int(match.group(2)) > committed:
+            entry.unlink(missing_ok=True)
+            dropped.append(entry.name)
+    return dropped
