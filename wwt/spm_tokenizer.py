@@ -4,8 +4,8 @@ Why not HF ``tokenizers``: multilingual-e5-small has XLM-R's 250,002-piece Unigr
 ``tokenizers`` builds a per-character hash-map trie over it on every load — 1.1-1.6 s holding the GIL and
 ≈ 280 MB resident, more than the ONNX model itself. The vocabulary *is* a sentencepiece model (XLM-R was
 trained with one, and ``tokenizer.json`` carries its pieces, scores and precompiled normalisation map), so
-this module writes those back into a sentencepiece ``ModelProto`` once, caches it under the data dir, and
-loads that: ≈ 0.7 s (in parallel with the ONNX session), ≈ 45 MB, and 7x faster encoding.
+this module writes those back into a sentencepiece ``ModelProto`` once, caches it beside the file (or under
+the data dir when that folder is read-only), and loads that: ≈ 0.7 s (in parallel with the ONNX session), ≈ 45 MB, and 7x faster encoding.
 
 Same ids as ``tokenizers`` on every message of the real agent logs and every KorQuAD passage and question
 (tests/test_spm_tokenizer.py), with three documented differences, all towards what sentencepiece — the
@@ -25,13 +25,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import struct
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from wwt import paths
+from wwt.fileio import atomic_write
 
 CONVERTER_VERSION = 1
 CACHE_SUBDIR = "tokenizers"
@@ -131,9 +130,9 @@ def convert_file(tokenizer_path: Path) -> bytes:
         raise UnsupportedTokenizer("not a tokenizer.json object")
     try:
         return sentencepiece_proto(spec)
+    except UnsupportedTokenizer:
+        raise
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        if isinstance(exc, UnsupportedTokenizer):
-            raise
         raise UnsupportedTokenizer(f"unexpected layout ({type(exc).__name__}: {exc})") from None
 
 
@@ -153,18 +152,9 @@ def _cache_paths(tokenizer_path: Path) -> list[Path]:
 
 
 def _write_atomic(target: Path, data: bytes) -> bool:
-    """Write ``target`` whole or not at all; False when it cannot be written."""
+    """Write ``target`` whole or not at all; False when it cannot be written (read-only folder, full disk)."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".spm-", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(tmp, 0o644)  # public vocabulary, no user data: other accounts may share the model folder
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(target, data, default_mode=0o644)  # public vocabulary: other accounts may share the folder
     except OSError:
         return False
     return True

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +19,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError as TomlParseError
 
 from wwt.errors import WwtError
+from wwt.fileio import atomic_write
 
 
 class ConfigFormatError(WwtError):
@@ -144,39 +143,6 @@ def backup_path(path: Path, now: float | None = None) -> Path:
         n += 1
         candidate = path.with_name(f"{path.name}.wwt-backup-{stamp}-{n}")
     return candidate
-
-
-def atomic_write(path: Path, text: str, default_mode: int = 0o600) -> None:
-    """temp file in the same folder + fsync + rename: a reader sees the old or the new file, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = default_mode
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".wwt-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 def apply_edit(edit: FileEdit, attempts: int = 3) -> Path | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wwt import paths
-from wwt.setup.configfile import atomic_write
+from wwt.fileio import atomic_write
 
 _ABSENT = "__absent__"
 
