@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message
-from wwt.parsers.common import NAMES_CHARS, code_names
+from wwt.parsers.common import NAMES_CHARS, names_note
 
 WINDOW_TURNS = 6
 WINDOW_STEP = 4
@@ -98,11 +98,11 @@ def strip_tags(text: str) -> str:
 
 def bound_middle(text: str, head: int, tail: int, keep_names: bool = False) -> str:
     """Keep the head and the tail of a long text: errors tend to sit at the end of a command's output. With
-    ``keep_names`` the marker lists the code names of the cut part (see ``code_names``)."""
+    ``keep_names`` the marker lists the code names of the cut part (see ``names_note``)."""
     if len(text) <= head + tail + 20:
         return text
-    names = code_names(text, head, len(text) - tail, limit_chars=2 * NAMES_CHARS) if keep_names else ""
-    marker = f"[… {len(text) - head - tail} chars{'; names: ' + names if names else ''} …]"
+    names = names_note(text, head, len(text) - tail, limit_chars=2 * NAMES_CHARS) if keep_names else ""
+    marker = f"[… {len(text) - head - tail} chars{names} …]"
     return f"{text[:head]}\n{marker}\n{text[-tail:]}" if tail else f"{text[:head]} {marker}"
 
 

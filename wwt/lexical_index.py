@@ -312,7 +312,7 @@ def _write_json_atomic(path: Path, data: dict) -> None:
 _DELETE_FILE = re.compile(r"^([0-9a-f]{32})\.(\d+)\.del$")
 
 
-def drop_uncommitted_delete_files(path: Path) -> list[str]:
+def drop_uncommitted_delete_files(path: Path) -> None:
     """Remove ``<segment>.<opstamp>.del`` files newer than the committed opstamp in ``meta.json``: only a
     writer that died before its commit could have written them, and names of this form are the only ones a
     later writer can collide with (new segments get fresh random ids). Call with the writer lock held."""
@@ -321,11 +321,8 @@ def drop_uncommitted_delete_files(path: Path) -> list[str]:
         committed = int(meta["opstamp"])
         segments = {str(s["segment_id"]).replace("-", "") for s in meta["segments"]}
     except (OSError, ValueError, KeyError, TypeError):
-        return []
-    dropped = []
+        return
     for entry in path.iterdir():
         match = _DELETE_FILE.match(entry.name)
         if match and match.group(1) in segments and int(match.group(2)) > committed:
             entry.unlink(missing_ok=True)
-            dropped.append(entry.name)
-    return dropped

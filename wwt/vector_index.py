@@ -63,7 +63,7 @@ class VectorIndex:
         self._gen: str | None = None
         self._scopes: OrderedDict[frozenset[int], tuple[list[int], np.ndarray]] = OrderedDict()
         self._scopes_lock = threading.Lock()
-        self._live_parts: dict[int, tuple[set[int], set[int]]] = {}
+        self._live_parts: OrderedDict[int, tuple[set[int], set[int]]] = OrderedDict()
         manifest_path = self.path / MANIFEST
         if manifest_path.exists():
             self._index = self._load(manifest_path)
@@ -266,9 +266,7 @@ class VectorIndex:
                 return entry[1]
         live = self._alive.intersection(allowed)  # C-level; ids are ints (numpy ints hash alike)
         with self._scopes_lock:
-            self._live_parts[id(allowed)] = (allowed, live)
-            while len(self._live_parts) > SCOPE_CACHE_SIZE:
-                self._live_parts.pop(next(iter(self._live_parts)))
+            _remember(self._live_parts, id(allowed), (allowed, live))
         return live
 
     def _scope_matrix(self, candidates: set[int]) -> tuple[list[int], np.ndarray]:
@@ -282,10 +280,15 @@ class VectorIndex:
         entry = (ids, np.asarray(self._index.get_items(ids), dtype=np.float32))
         if len(ids) <= BRUTE_FORCE_MAX:
             with self._scopes_lock:
-                self._scopes[key] = entry
-                while len(self._scopes) > SCOPE_CACHE_SIZE:
-                    self._scopes.popitem(last=False)
+                _remember(self._scopes, key, entry)
         return entry
+
+
+def _remember(cache: OrderedDict, key: object, value: object) -> None:
+    """Insert into one of the scope caches, dropping the oldest entries beyond ``SCOPE_CACHE_SIZE``."""
+    cache[key] = value
+    while len(cache) > SCOPE_CACHE_SIZE:
+        cache.popitem(last=False)
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -309,8 +309,8 @@ def bound_text(text: str, head: int = TOOL_RESULT_HEAD, tail: int = TOOL_RESULT_
     if len(text) <= head + tail + 100:
         return text
     cut = len(text) - head - tail
-    names = code_names(text, head, len(text) - tail)
-    return f"{text[:head]}\n[… {cut} chars omitted{'; names: ' + names if names else ''} …]\n{text[-tail:]}"
+    names = names_note(text, head, len(text) - tail)
+    return f"{text[:head]}\n[… {cut} chars omitted{names} …]\n{text[-tail:]}"
 
 
 # Identifier-shaped words: snake_case, camelCase/PascalCase with an inner capital, dotted or ::-joined names,
@@ -322,6 +322,12 @@ NAMES_CHARS = 1500  # ≈ 80 names: the whole middle of a 6 kB file read (measur
 
 def _is_word(char: str) -> bool:
     return char.isalnum() or char in "_$"
+
+
+def names_note(text: str, start: int, end: int, limit_chars: int = NAMES_CHARS) -> str:
+    """``"; names: …"`` for an omission marker over ``text[start:end]``, or ``""`` when it holds none."""
+    names = code_names(text, start, end, limit_chars)
+    return f"; names: {names}" if names else ""
 
 
 def code_names(text: str, start: int = 0, end: int | None = None, limit_chars: int = NAMES_CHARS) -> str:
