@@ -57,6 +57,14 @@ def hf(tokenizer_json: Path):
     return Tokenizer.from_file(str(tokenizer_json))
 
 
+def copy_into(folder: Path, tokenizer_json: Path) -> Path:
+    """``tokenizer.json`` copied into a new ``folder``: its own place for cache files."""
+    folder.mkdir()
+    copy = folder / "tokenizer.json"
+    copy.write_bytes(tokenizer_json.read_bytes())
+    return copy
+
+
 def real_texts() -> list[str]:
     texts = []
     for path, _parser in discover([REAL_FIXTURES]):
@@ -121,10 +129,8 @@ def test_conversion_is_cached_beside_the_tokenizer_and_reused(tokenizer_json, sp
 
 
 def test_damaged_cache_is_rebuilt(tmp_path, tokenizer_json, sp):
-    folder = tmp_path / "model"
-    folder.mkdir()
-    copy = folder / "tokenizer.json"
-    copy.write_bytes(tokenizer_json.read_bytes())
+    copy = copy_into(tmp_path / "model", tokenizer_json)
+    folder = copy.parent
     load_sentencepiece(copy)
     (cached,) = folder.glob(f"{CACHE_PREFIX}*.spm")
     cached.write_bytes(cached.read_bytes()[:1000])
@@ -133,10 +139,8 @@ def test_damaged_cache_is_rebuilt(tmp_path, tokenizer_json, sp):
 
 
 def test_a_changed_tokenizer_json_replaces_the_old_conversion(tmp_path, tokenizer_json):
-    folder = tmp_path / "model"
-    folder.mkdir()
-    copy = folder / "tokenizer.json"
-    copy.write_bytes(tokenizer_json.read_bytes())
+    copy = copy_into(tmp_path / "model", tokenizer_json)
+    folder = copy.parent
     load_sentencepiece(copy)
     (first,) = folder.glob(f"{CACHE_PREFIX}*.spm")
     os.utime(copy, ns=(1, 1))
@@ -148,10 +152,8 @@ def test_a_changed_tokenizer_json_replaces_the_old_conversion(tmp_path, tokenize
 def test_read_only_model_folder_caches_under_the_data_dir(tmp_path, tokenizer_json, wwt_home, monkeypatch):
     import wwt.spm_tokenizer as module
 
-    folder = tmp_path / "readonly"
-    folder.mkdir()
-    copy = folder / "tokenizer.json"
-    copy.write_bytes(tokenizer_json.read_bytes())
+    copy = copy_into(tmp_path / "readonly", tokenizer_json)
+    folder = copy.parent
     write = module._write_atomic
     monkeypatch.setattr(
         module, "_write_atomic", lambda target, data: target.parent != folder and write(target, data)
@@ -167,10 +169,8 @@ def test_unwritable_everywhere_still_loads(tmp_path, tokenizer_json, monkeypatch
     import wwt.spm_tokenizer as module
 
     monkeypatch.setattr(module, "_write_atomic", lambda target, data: False)
-    folder = tmp_path / "model"
-    folder.mkdir()
-    copy = folder / "tokenizer.json"
-    copy.write_bytes(tokenizer_json.read_bytes())
+    copy = copy_into(tmp_path / "model", tokenizer_json)
+    folder = copy.parent
     assert load_sentencepiece(copy).encode("query:") == [41, 1294, 12]
     assert not list(folder.glob(f"{CACHE_PREFIX}*.spm"))
 
