@@ -1,16 +1,17 @@
 """ORT session options for one query: can a SessionOptions change (or a fully-int8 model) bring the single
-query embedding to the p50 ≤ 5 ms target (#2)?
+query embedding to the p50 ≤ 5 ms target (#2), and what does it cost when the machine is busy?
 
     WWT_MODEL_DIR=/root/.cache/wwt-e5model/model /work/venv/bin/python benchmarks/ort_options.py \
-        [--rounds 10] [--per 30] [--fp32 PATH] [--append-results]
+        [--rounds 10] [--per 30] [--busy 0,1,2] [--fp32 PATH] [--append-results]
 
 Times ``session.run`` on one fixed 17-token query (``query: 전에 Redis 캐시 TTL 어떻게 설정했지?``) for
 several onnxruntime session configurations, all loaded in this one process and measured interleaved in
 blocks (``--per`` runs per block, the block order rotating each of ``--rounds`` rounds), so a busy shared
 machine slows every configuration alike; ratios to wwt's current configuration are the result that
-travels. The current configuration is read from ``wwt/embedder.py`` (the settings its session loader
-writes) and ``wwt.embedder.default_threads()``; the others differ only in threads/spinning. If an fp32
-export is available (``--fp32``, ``$WWT_FP32_MODEL`` or ``~/.cache/wwt-e5model-full/fp32/model.onnx``),
+travels. The current configuration is wwt's own (``wwt.embedder.session_options``, ``DISABLED_FUSIONS``,
+``default_threads()``); the others change threads, spinning or the fusions left out. ``--busy`` repeats the
+measurement with that many busy-loop processes running beside it (a laptop running wwt also runs an agent).
+If an fp32 export is available (``--fp32``, ``$WWT_FP32_MODEL`` or ``~/.cache/wwt-e5model-full/fp32/model.onnx``),
 a fully-int8 per-channel ``quantize_dynamic`` of it (≈ the pinned hub file; the offline build keeps 12
 FFN-output MatMuls in fp32) is built once into ``benchmarks/.work/ort_options/`` and timed too; every row
 reports the mean/min cosine of its vectors to the current model's on a few Korean/English texts.
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import statistics
 import subprocess
@@ -61,15 +61,13 @@ quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8, per_chan
 """
 
 
-@dataclass(frozen=True)
-class WwtSettings:
-    """The session settings wwt's embedder uses (read from its source, see :func:`wwt_settings`)."""
+@dataclass
+class Measured:
+    """Timings of one configuration under one machine condition."""
 
-    threads: int
-    inter_op_threads: int
-    spinning: bool
-    arena: bool
-    level: str
+    times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    round_p50: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -78,52 +76,34 @@ class Config:
     model: Path
     threads: int
     spinning: bool
+    disabled: tuple[str, ...]
     extra: dict[str, str] = field(default_factory=dict)
-    times: list[float] = field(default_factory=list)
-    cpu: list[float] = field(default_factory=list)
-    round_p50: list[float] = field(default_factory=list)
+    runs: dict[int, Measured] = field(default_factory=dict)  # by number of busy processes
     vectors: np.ndarray | None = None
 
 
-def wwt_settings() -> WwtSettings:
-    """Session options as ``wwt/embedder.py`` sets them (regex over its source, so a change there shows up
-    here; exits if a setting can no longer be found) and the thread count ``default_threads()`` gives."""
-    import wwt.embedder as embedder
-
-    source = Path(embedder.__file__).read_text(encoding="utf-8")
-    patterns = {
-        "spinning": r'"session\.intra_op\.allow_spinning",\s*"([01])"',
-        "arena": r"enable_cpu_mem_arena\s*=\s*(True|False)",
-        "level": r"graph_optimization_level\s*=\s*ort\.GraphOptimizationLevel\.(\w+)",
-        "inter": r"inter_op_num_threads\s*=\s*(\d+)",
-    }
-    found: dict[str, str] = {}
-    for key, pattern in patterns.items():
-        match = re.search(pattern, source)
-        if match is None:
-            sys.exit(f"wwt/embedder.py no longer sets {key} as {pattern!r}; update benchmarks/ort_options.py")
-        found[key] = match.group(1)
-    return WwtSettings(
-        threads=embedder.default_threads(),
-        inter_op_threads=int(found["inter"]),
-        spinning=found["spinning"] == "1",
-        arena=found["arena"] == "True",
-        level=found["level"],
-    )
-
-
-def session_options(wwt: WwtSettings, threads: int, spinning: bool, extra: dict[str, str]) -> Any:
+def session_options(threads: int, spinning: bool, extra: dict[str, str]) -> Any:
+    """wwt's own session options (``wwt.embedder.session_options``) with threads/spinning/extra changed."""
     import onnxruntime as ort
 
+    from wwt.embedder import session_options as wwt_options
+
+    base = wwt_options(threads)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
-    options.inter_op_num_threads = wwt.inter_op_threads
-    options.enable_cpu_mem_arena = wwt.arena
-    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, wwt.level)
+    options.inter_op_num_threads = base.inter_op_num_threads
+    options.enable_cpu_mem_arena = base.enable_cpu_mem_arena
+    options.graph_optimization_level = base.graph_optimization_level
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
     for key, value in extra.items():
         options.add_session_config_entry(key, value)
     return options
+
+
+def wwt_spinning(threads: int) -> bool:
+    from wwt.embedder import session_options as wwt_options
+
+    return wwt_options(threads).get_session_config_entry("session.intra_op.allow_spinning") == "1"
 
 
 def full_int8(fp32: Path) -> tuple[Path | None, str]:
@@ -164,6 +144,21 @@ def output_name(session: Any) -> str:
     return next((o.name for o in outs if o.name == "last_hidden_state"), outs[0].name)
 
 
+def sample_texts(n_korquad: int = 48) -> list[tuple[str, str]]:
+    """SAMPLE plus ``n_korquad`` real Korean texts (half KorQuAD paragraphs, half questions; fixed seed)."""
+    import random
+
+    from _shared import KORQUAD
+
+    if not KORQUAD.is_file():
+        return list(SAMPLE)
+    data = json.loads(KORQUAD.read_text(encoding="utf-8"))
+    paragraphs = [p for a in data["data"] for p in a["paragraphs"]]
+    picked = random.Random(5).sample(paragraphs, n_korquad // 2)
+    texts = [("passage", p["context"]) for p in picked] + [("query", p["qas"][0]["question"]) for p in picked]
+    return list(SAMPLE) + texts
+
+
 def sample_vectors(session: Any, sequences: list[list[int]]) -> np.ndarray:
     """Mean-pooled, L2-normalised vectors of single (unpadded) sequences, as wwt computes them."""
     name = output_name(session)
@@ -179,50 +174,95 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3
 
 
-def measure(configs: list[Config], wwt: WwtSettings, rounds: int, per: int) -> None:
+BUSY_LOOP = "while True: pass"
+
+
+def measure(
+    configs: list[Config], rounds: int, per: int, busy_levels: list[int], fp32: Path | None
+) -> np.ndarray | None:
+    """Time every configuration interleaved, once per busy level (that many busy-loop processes run beside
+    the measurement: the agent, a build, an ingest worker on a real laptop)."""
     import onnxruntime as ort
 
     from wwt.embedder import load_embedder
 
     embedder = load_embedder(os.environ["WWT_MODEL_DIR"], threads=1)
     prefixes = {"query": embedder.query_prefix, "passage": embedder.passage_prefix}
-    sequences = [embedder.token_windows(text, prefixes[kind])[0] for kind, text in SAMPLE]
+    sequences = [embedder.token_windows(text, prefixes[kind])[0] for kind, text in sample_texts()]
+    reference = None
+    if fp32 is not None and fp32.is_file():
+        ref = ort.InferenceSession(str(fp32), providers=["CPUExecutionProvider"])
+        reference = sample_vectors(ref, sequences)
+        del ref
     got = embedder.token_windows(QUERY_TEXT, embedder.query_prefix)[0]
     if got != QUERY_IDS:
         print(f"note: wwt now tokenizes the query as {got}; timing the fixed ids anyway", file=sys.stderr)
     sessions = {}
     for c in configs:
-        opts = session_options(wwt, c.threads, c.spinning, c.extra)
-        s = ort.InferenceSession(str(c.model), sess_options=opts, providers=["CPUExecutionProvider"])
+        opts = session_options(c.threads, c.spinning, c.extra)
+        s = ort.InferenceSession(
+            str(c.model),
+            sess_options=opts,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=list(c.disabled),
+        )
         sessions[c.name] = (s, [output_name(s)], feed_for(s, QUERY_IDS))
         c.vectors = sample_vectors(s, sequences)
         for _ in range(20):
             s.run(*sessions[c.name][1:])
-    for r in range(rounds):
-        for c in configs[r % len(configs) :] + configs[: r % len(configs)]:
-            s, out, feed = sessions[c.name]
-            for _ in range(2):  # let the previous block's threads settle
-                s.run(out, feed)
-            block = []
-            cpu0 = time.process_time()
-            for _ in range(per):
-                t = time.perf_counter()
-                s.run(out, feed)
-                block.append(time.perf_counter() - t)
-            c.cpu.append((time.process_time() - cpu0) / per)
-            c.times.extend(block)
-            c.round_p50.append(statistics.median(block))
+    for busy in busy_levels:
+        hogs = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(busy)]
+        try:
+            time.sleep(0.5 if busy else 0)
+            for r in range(rounds):
+                for c in configs[r % len(configs) :] + configs[: r % len(configs)]:
+                    m = c.runs.setdefault(busy, Measured())
+                    s, out, feed = sessions[c.name]
+                    for _ in range(2):  # let the previous block's threads settle
+                        s.run(out, feed)
+                    block = []
+                    cpu0 = time.process_time()
+                    for _ in range(per):
+                        t = time.perf_counter()
+                        s.run(out, feed)
+                        block.append(time.perf_counter() - t)
+                    m.cpu.append((time.process_time() - cpu0) / per)
+                    m.times.extend(block)
+                    m.round_p50.append(statistics.median(block))
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+    return reference
 
 
 def section(
-    configs: list[Config], skipped: str | None, int8_note: str, command: str, loads: tuple[float, float]
+    configs: list[Config],
+    skipped: str | None,
+    int8_note: str,
+    command: str,
+    loads: tuple[float, float],
+    reference: np.ndarray | None,
 ) -> str:
     base = configs[0]
-    b50, b95, bcpu = pct(base.times, 0.5), pct(base.times, 0.95), statistics.mean(base.cpu)
+    levels = sorted(base.runs)
+    idle = levels[0]
     assert base.vectors is not None
+
+    def stats(c: Config, level: int) -> tuple[float, float, float]:
+        m = c.runs[level]
+        return pct(m.times, 0.5), pct(m.times, 0.95), statistics.mean(m.cpu)
+
+    b50, b95, bcpu = stats(base, idle)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    n = len(base.round_p50)
-    per = len(base.times) // max(1, n)
+    n = len(base.runs[idle].round_p50)
+    per = len(base.runs[idle].times) // max(1, n)
+    busy_note = (
+        f" Then the same again with {', '.join(str(b) for b in levels if b)} busy-loop process(es) beside it "
+        "(second table)."
+        if len(levels) > 1
+        else ""
+    )
     lines = [
         f"## ORT session options for one query ({stamp})",
         "",
@@ -231,56 +271,77 @@ def section(
         f"One 17-token query (`query: {QUERY_TEXT}`), `session.run` only; {len(configs)} sessions in one "
         f"process, interleaved in blocks of {per} runs over {n} rounds (block order rotating), 2 unmeasured "
         "runs before each block. CPU ms/query = process CPU time / runs (all threads; spinning shows up here). "
-        f"Cosine: mean/min over {len(SAMPLE)} Korean/English texts vs the current row's vectors. "
-        f"Fully-int8 model: {int8_note}.",
+        f"Cosine: mean/min over {len(base.vectors)} texts ({len(SAMPLE)} Korean/English sentences, the rest "
+        "KorQuAD paragraphs and questions) vs the current row's vectors"
+        + (
+            ", and mean vs the fp32 export's (the reference int8 approximates). "
+            if reference is not None
+            else ". "
+        )
+        + f"Fully-int8 model: {int8_note}.{busy_note}",
         "",
-        "| config | model | threads | spinning | p50 ms | p95 ms | p50 vs current | per-round p50 ratio "
-        "(min–max) | p95 vs current | CPU ms/query | cosine vs current (mean / min) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| config | model | threads | spinning | fusions off | p50 ms | p95 ms | p50 vs current | per-round p50 "
+        "ratio (min–max) | p95 vs current | CPU ms/query | cosine vs current (mean / min) | cosine vs fp32 (mean) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     rows = {}
     for c in configs:
         assert c.vectors is not None
-        p50, p95, cpu = pct(c.times, 0.5), pct(c.times, 0.95), statistics.mean(c.cpu)
-        ratios = [a / b for a, b in zip(c.round_p50, base.round_p50, strict=True)]
+        p50, p95, cpu = stats(c, idle)
+        ratios = [a / b for a, b in zip(c.runs[idle].round_p50, base.runs[idle].round_p50, strict=True)]
         cos = (c.vectors * base.vectors).sum(axis=1)
         rows[c.name] = (p50, p95, cpu, float(cos.mean()), float(cos.min()))
         model = "full int8 per-channel" if "int8" in c.name else "current (`WWT_MODEL_DIR`)"
         extra = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in c.extra.items())
         lines.append(
             f"| {c.name} | {model} | {c.threads} | {'on' if c.spinning else 'off'}{f' ({extra})' if extra else ''} "
-            f"| {p50:.2f} | {p95:.2f} | {p50 / b50:.2f}x | {min(ratios):.2f}–{max(ratios):.2f} | {p95 / b95:.2f}x "
-            f"| {cpu * 1e3:.1f} | {cos.mean():.4f} / {cos.min():.4f} |"
+            f"| {', '.join(c.disabled) or 'none'} | {p50:.2f} | {p95:.2f} | {p50 / b50:.2f}x "
+            f"| {min(ratios):.2f}–{max(ratios):.2f} | {p95 / b95:.2f}x | {cpu * 1e3:.1f} "
+            f"| {cos.mean():.4f} / {cos.min():.4f} "
+            f"| {'' if reference is None else f'{float((c.vectors * reference).sum(axis=1).mean()):.4f}'} |"
         )
     if skipped:
-        lines.append(f"| fully-int8 per-channel | skipped: {skipped} | | | | | | | | | |")
+        lines.append(f"| fully-int8 per-channel | skipped: {skipped} | | | | | | | | | | | |")
     lines.append("")
+    if len(levels) > 1:
+        head = " | ".join(f"p50 ms, {b} busy | vs current" for b in levels)
+        lines += [
+            f"| config | {head} | CPU ms/query, {levels[-1]} busy |",
+            "|---|" + "---|---|" * len(levels) + "---|",
+        ]
+        for c in configs:
+            cells = []
+            for b in levels:
+                p50 = stats(c, b)[0]
+                cells.append(f"{p50:.2f} | {p50 / stats(base, b)[0]:.2f}x")
+            lines.append(f"| {c.name} | {' | '.join(cells)} | {stats(c, levels[-1])[2] * 1e3:.1f} |")
+        lines.append("")
 
-    def rel(name: str) -> str:
-        p50, p95, cpu, *_ = rows[name]
-        return f"p50 {p50:.2f} ms ({p50 / b50:.2f}x), p95 {p95 / b95:.2f}x, CPU/query {cpu / bcpu:.2f}x"
+    def rel(name: str, level: int = idle) -> str:
+        c = next(x for x in configs if x.name == name)
+        p50, p95, cpu = stats(c, level)
+        r50, r95, rcpu = stats(base, level)
+        return f"p50 {p50:.2f} ms ({p50 / r50:.2f}x), p95 {p95 / r95:.2f}x, CPU/query {cpu / rcpu:.2f}x"
 
     fastest = min(rows, key=lambda k: rows[k][0])
     meeting = [k for k in rows if rows[k][0] <= TARGET_MS]
     bullets = [
-        f"Fastest p50: **{fastest}** at {rows[fastest][0]:.2f} ms ({rows[fastest][0] / b50:.2f}x current "
-        f"{b50:.2f} ms); "
+        f"Fastest p50 on the idle machine: **{fastest}** at {rows[fastest][0]:.2f} ms ({rows[fastest][0] / b50:.2f}x "
+        f"current {b50:.2f} ms); "
         + (
             f"meets the {TARGET_MS:g} ms p50 target: {', '.join(meeting)}."
             if meeting
             else f"no configuration reaches the {TARGET_MS:g} ms p50 target in this run."
         )
     ]
-    by_kind = {c.name: c for c in configs}
-    t1 = next((c.name for c in configs if c.threads == 1 and not c.spinning and "int8" not in c.name), None)
-    spin = next((c.name for c in configs if c.spinning and not c.extra and "int8" not in c.name), None)
-    stop = next((c.name for c in configs if c.extra and "int8" not in c.name), None)
-    if t1:
-        bullets.append(f"1 thread, no spinning vs current: {rel(t1)}.")
-    if spin:
-        text = f"Spinning with {by_kind[spin].threads} threads vs current: {rel(spin)}"
-        if stop:
-            text += f"; with force_spinning_stop: {rel(stop)}"
+    for c in configs[1:]:
+        if c.model == base.model and c.disabled != base.disabled and c.threads == base.threads:
+            bullets.append(f"{c.name} vs current: {rel(c.name)}.")
+    spinning = [c.name for c in configs if c.spinning and "int8" not in c.name]
+    for name in spinning:
+        text = f"{name} vs current: idle {rel(name)}"
+        for b in levels[1:]:
+            text += f"; {b} busy: {rel(name, b)}"
         bullets.append(text + ".")
     int8 = [c.name for c in configs if "int8" in c.name]
     if int8:
@@ -292,11 +353,14 @@ def section(
         )
     else:
         bullets.append(f"Fully-int8 row skipped: {skipped}.")
-    same = [k for k in rows if "int8" not in k]
-    worst = min(rows[k][4] for k in same)
+    same = [c.name for c in configs if "int8" not in c.name and c.disabled == base.disabled]
+    other = [c.name for c in configs if "int8" not in c.name and c.disabled != base.disabled]
     bullets.append(
-        f"Options that keep the model give the same vectors (min cosine {worst:.6f}); the per-round ratio "
-        f"ranges show how much the shared machine moved the numbers (load {loads[0]:.2f} → {loads[1]:.2f})."
+        f"Options that keep the model and its fusions give the same vectors (min cosine "
+        f"{min(rows[k][4] for k in same):.6f})"
+        + (f"; other fusions: min cosine {min(rows[k][4] for k in other):.6f}" if other else "")
+        + f". Per-round ratio ranges show how much the shared machine moved the numbers (load {loads[0]:.2f} → "
+        f"{loads[1]:.2f})."
     )
     lines += [f"- {b}" for b in bullets]
     return "\n".join(lines) + "\n"
@@ -306,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=10, help="rounds over all configurations")
     parser.add_argument("--per", type=int, default=30, help="timed runs per block")
+    parser.add_argument(
+        "--busy", default="0", help="comma-separated numbers of busy-loop processes, e.g. 0,1,2"
+    )
     parser.add_argument("--fp32", type=Path, default=Path(os.environ.get("WWT_FP32_MODEL") or DEFAULT_FP32))
     parser.add_argument("--append-results", action="store_true", help="append the section to RESULTS.md")
     args = parser.parse_args(argv)
@@ -313,30 +380,41 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("set WWT_MODEL_DIR to the model folder (model.onnx + tokenizer.json)")
     if args.rounds < 1 or args.per < 1:
         parser.error("--rounds and --per must be positive")
+    try:
+        busy_levels = sorted({int(b) for b in args.busy.split(",")})
+    except ValueError:
+        parser.error("--busy takes numbers, e.g. 0,1,2")
+    if busy_levels[0] < 0:
+        parser.error("--busy numbers must be >= 0")
     model = Path(os.environ["WWT_MODEL_DIR"]).expanduser() / "model.onnx"
     command = f"WWT_MODEL_DIR={os.environ['WWT_MODEL_DIR']} {sys.executable} {shlex.join(sys.argv)}"
     load_start = os.getloadavg()[0]
 
-    wwt = wwt_settings()
-    cur = f"current: {wwt.threads} threads, spinning {'on' if wwt.spinning else 'off'}"
+    from wwt.embedder import DISABLED_FUSIONS, default_threads
+
+    threads, spin, fused = default_threads(), wwt_spinning(default_threads()), DISABLED_FUSIONS
+    stop = {"session.force_spinning_stop": "1"}
     configs = [
-        Config(cur, model, wwt.threads, wwt.spinning),
-        Config("1 thread, no spin", model, 1, False),
-        Config("2 threads, spin", model, 2, True),
-        Config("2 threads, spin + force_spinning_stop", model, 2, True, {"session.force_spinning_stop": "1"}),
+        Config(
+            f"current: {threads} threads, spinning {'on' if spin else 'off'}", model, threads, spin, fused
+        ),
+        Config("all ORT fusions (before)", model, threads, spin, ()),
+        Config("1 thread, no spin", model, 1, False, fused),
+        Config("2 threads, spin + force_spinning_stop", model, 2, True, fused, stop),
     ]
     int8_path, int8_note = full_int8(args.fp32.expanduser())
     skipped = None
     if int8_path is None:
         skipped = int8_note
     else:
-        configs.append(Config("full int8, current options", int8_path, wwt.threads, wwt.spinning))
-        configs.append(Config("full int8, 2 threads, spin", int8_path, 2, True))
-    print(f"wwt session settings: {wwt}", file=sys.stderr)
+        configs.append(Config("full int8, current options", int8_path, threads, spin, fused))
+        configs.append(Config("full int8, 2 threads, spin + stop", int8_path, 2, True, fused, stop))
+    print(f"wwt: {threads} threads, spinning {spin}, fusions off {fused}", file=sys.stderr)
     print(f"fully-int8 model: {int8_note}", file=sys.stderr)
 
-    measure(configs, wwt, args.rounds, args.per)
-    text = section(configs, skipped, int8_note, command, (load_start, os.getloadavg()[0]))
+    fp32 = args.fp32.expanduser()
+    reference = measure(configs, args.rounds, args.per, busy_levels, fp32 if fp32.is_file() else None)
+    text = section(configs, skipped, int8_note, command, (load_start, os.getloadavg()[0]), reference)
     print(text)
     if args.append_results:
         with RESULTS.open("a", encoding="utf-8") as fh:

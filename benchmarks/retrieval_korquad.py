@@ -32,7 +32,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # original_rules sits next to this script
 
-from _shared import KORQUAD  # noqa: E402
+from _shared import KORQUAD, model_key  # noqa: E402
 from original_rules import BM25Okapi, original_tokenize_many, top_k  # noqa: E402
 
 from wwt import fusion  # noqa: E402
@@ -101,13 +101,6 @@ def cached_vectors(
     print(f"  embedded {len(texts)} {name} in {time.perf_counter() - started:.1f}s", file=sys.stderr)
     np.save(path, vectors)
     return vectors
-
-
-def model_key() -> str:
-    model_dir = os.environ.get("WWT_MODEL_DIR", "")
-    model = Path(model_dir) / "model.onnx"
-    stat = model.stat() if model.exists() else None
-    return f"{model}:{stat.st_size if stat else 0}:{int(stat.st_mtime) if stat else 0}"
 
 
 def run(args: argparse.Namespace) -> tuple[list[list[str]], dict[str, str]]:

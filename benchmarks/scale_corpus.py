@@ -39,7 +39,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
-from _shared import REAL_FIXTURES  # noqa: E402
+from _shared import REAL_FIXTURES, model_key  # noqa: E402
 from retrieval_korquad import load_korquad  # noqa: E402  (same passage order: its cached vectors are reused)
 
 HERE = Path(__file__).resolve().parent
@@ -123,7 +123,7 @@ def base_vectors(units: Units) -> np.ndarray:
     from wwt.embedder import load_embedder
 
     embedder = None
-    key = _model_key()
+    key = model_key()
     out = []
     for name, texts in (("paragraphs", units.paragraphs), ("fixtures", units.fixture_texts)):
         digest = hashlib.sha256(("\x00".join(texts) + "\x01" + key).encode("utf-8")).hexdigest()[:16]
@@ -142,12 +142,6 @@ def base_vectors(units: Units) -> np.ndarray:
             path = own
         out.append(np.load(path))
     return np.concatenate(out)
-
-
-def _model_key() -> str:
-    model = Path(os.environ.get("WWT_MODEL_DIR", "")) / "model.onnx"
-    stat = model.stat() if model.exists() else None
-    return f"{model}:{stat.st_size if stat else 0}:{int(stat.st_mtime) if stat else 0}"
 
 
 # ------------------------------------------------------------------------------------------ generation

@@ -253,6 +253,37 @@ def test_one_session_per_process(embedder):
     assert load_embedder(MODEL_DIR) is embedder
 
 
+@needs_model
+def test_the_session_runs_without_the_fusions_it_leaves_out(tmp_path, monkeypatch):
+    """onnxruntime would fuse Add + LayerNormalization into SkipLayerNormalization on this model (slower
+    on CPU); the loader's session keeps them apart."""
+    import onnxruntime as ort
+
+    import wwt.embedder as embedder_mod
+    from wwt.model_source import ModelInfo, load_manifest
+
+    model = Path(MODEL_DIR, "model.onnx")
+    fused = tmp_path / "fused.onnx"
+    options = embedder_mod.session_options(1)
+    options.optimized_model_filepath = str(fused)
+    ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
+    assert b"SkipLayerNormalization" in fused.read_bytes()
+
+    ran = tmp_path / "ran.onnx"
+    real = embedder_mod.session_options
+
+    def dumping(threads: int):
+        opts = real(threads)
+        opts.optimized_model_filepath = str(ran)
+        return opts
+
+    monkeypatch.setattr(embedder_mod, "session_options", dumping)
+    info = ModelInfo(model_dir=Path(MODEL_DIR), source="env", manifest=load_manifest(), pinned=False)
+    embedder_mod._load(info, 1)
+    graph = ran.read_bytes()
+    assert b"SkipLayerNormalization" not in graph and b"LayerNormalization" in graph
+
+
 def test_missing_model_folder_is_model_unavailable(tmp_path):
     with pytest.raises(ModelUnavailable) as err:
         load_embedder(tmp_path / "absent")

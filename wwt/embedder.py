@@ -48,6 +48,12 @@ MAX_BATCH_TOKENS = 4096
 PASSAGE_BATCH_SIZE = 1
 QUERY_BATCH_SIZE = 16
 DEFAULT_MAX_THREADS = 4
+# onnxruntime graph fusions left out. SkipLayerNormFusion (Add + LayerNormalization -> one
+# SkipLayerNormalization) makes a 17-token query slower on CPU, not faster: 8.1 vs 7.3 ms p50 (its kernel
+# takes ~40 us for 17x384 floats, twice the Add and LayerNormalization it replaces). Vectors stay as close
+# to fp32 as before (mean cosine 0.9990 either way over 56 Korean/English texts) and within int8's own
+# noise of each other (0.9996 mean, less than its batch dependence). benchmarks/ort_options.py measures it.
+DISABLED_FUSIONS: tuple[str, ...] = ("SkipLayerNormFusion",)
 
 _CACHE: dict[tuple[str, int], Embedder] = {}
 _CACHE_LOCK = threading.Lock()
@@ -209,26 +215,40 @@ class Embedder:
         return (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
 
 
+def session_options(threads: int) -> Any:
+    """The onnxruntime options of every wwt session (benchmarks/ort_options.py starts from these);
+    pass :data:`DISABLED_FUSIONS` as the session's ``disabled_optimizers`` with them."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = False  # measured: batch-16 peak RSS 829 -> 750 MB, no speed loss
+    # Idle threads sleep instead of spinning. Spinning (even stopped after each run) is faster only on an
+    # idle machine -- 17-token query 5.5 vs 7.3 ms -- and slower once anything else runs: 10.6 vs 8.5 ms
+    # beside one busy process, 17.2 vs 9.8 beside two, with 1.7x the CPU. A laptop running wwt is running
+    # an agent, builds and our own ingest worker (benchmarks/ort_options.py --busy 0,1,2).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return options
+
+
 def _load(info: ModelInfo, threads: int) -> tuple[Any, Any]:
     """Open the ONNX session and the tokenizer in parallel (each takes ~0.4-0.7 s and releases the GIL)."""
     import onnxruntime as ort
 
     from wwt.spm_tokenizer import UnsupportedTokenizer, load_sentencepiece
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.enable_cpu_mem_arena = False  # measured: batch-16 peak RSS 829 -> 750 MB, no speed loss
-    # Idle threads sleep instead of spinning: on a shared laptop (the agent, an ingest worker) spinning
-    # doubled the CPU per query and made it slower (load avg 9: p50 27-32 ms spinning vs 16-20 ms not).
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options = session_options(threads)
     result: dict[str, Any] = {}
 
     def open_session() -> None:
         try:
             result["session"] = ort.InferenceSession(
-                str(info.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+                str(info.model_path),
+                sess_options=options,
+                providers=["CPUExecutionProvider"],
+                disabled_optimizers=list(DISABLED_FUSIONS),
             )
         except Exception as exc:  # onnxruntime raises its own exception types for bad files
             result["error"] = exc
