@@ -183,8 +183,9 @@ class Embedder:
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"expected str, got {type(t).__name__}")
-        normalized = [unicodedata.normalize("NFC", t) for t in texts]
-        return self._tokenizer.encode(normalized)
+        # One text at a time: sentencepiece's list form starts a thread pool per call (~0.2 ms, more on a
+        # busy machine), 100x the cost of encoding a short query; for 64 passages it saves only 2 of ~6 ms.
+        return [self._tokenizer.encode(unicodedata.normalize("NFC", t)) for t in texts]
 
     def _windows(self, content: list[list[int]], prefix: str) -> list[list[list[int]]]:
         head = [self._bos, *self._prefix_ids_for(prefix)]
