@@ -187,6 +187,7 @@ def worker_onnx(workload: dict, batch_sizes: list[int], threads: int, out_dir: P
     }
     return {
         "stack": "wwt int8 ONNX",
+        "model": f"{embedder.info.model_path} ({embedder.info.model_path.stat().st_size / 1e6:.0f} MB)",
         "threads": threads,
         "import_s": t1 - t0,
         "load_s": t2 - t1,
@@ -297,6 +298,7 @@ def report(onnx: dict, torch_res: dict | None, workload: dict, cosine: float | N
         f"## Embedder: int8 ONNX vs sentence-transformers/torch ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC)",
         "",
         f"Command: `{command}`  ",
+        f"Model: `{onnx['model']}`.  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
         f"threads={onnx['threads']} for both stacks; {len(toks)} passages of {min(toks)}-{max(toks)} tokens "
         f"(mean {sum(toks) / len(toks):.0f}), {len(workload['queries'])} single keyword queries and "
@@ -407,7 +409,8 @@ def main() -> None:
         a = np.load(WORK / "onnx_passages.npy")
         b = np.load(WORK / "torch_passages.npy")
         cosine = float((a * b).sum(1).mean())
-    command = "python benchmarks/embed.py " + " ".join(sys.argv[1:])
+    env = f"WWT_MODEL_DIR={os.environ['WWT_MODEL_DIR']} " if os.environ.get("WWT_MODEL_DIR") else ""
+    command = env + "python benchmarks/embed.py " + " ".join(sys.argv[1:])
     section = report(onnx, torch_res, workload, cosine, command.strip())
     print(section)
     print(json.dumps({"onnx": onnx, "torch": torch_res}, indent=1), file=sys.stderr)

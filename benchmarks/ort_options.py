@@ -13,8 +13,9 @@ travels. The current configuration is wwt's own (``wwt.embedder.session_options`
 measurement with that many busy-loop processes running beside it (a laptop running wwt also runs an agent).
 If an fp32 export is available (``--fp32``, ``$WWT_FP32_MODEL`` or ``~/.cache/wwt-e5model-full/fp32/model.onnx``),
 a fully-int8 per-channel ``quantize_dynamic`` of it (≈ the pinned hub file; the offline build keeps 12
-FFN-output MatMuls in fp32) is built once into ``benchmarks/.work/ort_options/`` and timed too; every row
-reports the mean/min cosine of its vectors to the current model's on a few Korean/English texts.
+FFN-output MatMuls in fp32) is built once into ``benchmarks/.work/ort_options/`` and timed too, with a model
+folder for it (``benchmarks/.work/ort_options/full-int8-model``, usable as ``WWT_MODEL_DIR`` for embed.py); every
+row reports the mean/min cosine of its vectors to the current model's on Korean/English texts.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ def full_int8(fp32: Path) -> tuple[Path | None, str]:
     st = fp32.stat()
     key = {"src": str(fp32), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ort": ort.__version__}
     if out.is_file() and stamp.is_file() and json.loads(stamp.read_text()) == key:
+        model_folder(out)
         return out, f"cached in `{out.relative_to(HERE.parent)}`"
     WORK.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".part.onnx")
@@ -129,7 +131,22 @@ def full_int8(fp32: Path) -> tuple[Path | None, str]:
         return None, f"quantize_dynamic failed ({last})"
     os.replace(tmp, out)
     stamp.write_text(json.dumps(key))
+    model_folder(out)
     return out, f"built in {time.perf_counter() - start:.0f} s into `{out.relative_to(HERE.parent)}`"
+
+
+def model_folder(model: Path) -> Path:
+    """A folder usable as ``WWT_MODEL_DIR`` for ``model`` (links to it and to the current tokenizer), so
+    benchmarks/embed.py can time the pinned hub file's shape end to end."""
+    folder = WORK / "full-int8-model"
+    folder.mkdir(parents=True, exist_ok=True)
+    links = {"model.onnx": model, "tokenizer.json": Path(os.environ["WWT_MODEL_DIR"]) / "tokenizer.json"}
+    for name, target in links.items():
+        link = folder / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target.resolve())
+    return folder
 
 
 def feed_for(session: Any, ids: list[int]) -> dict[str, np.ndarray]:
