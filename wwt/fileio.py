@@ -1,5 +1,6 @@
-"""Writing a file so that a crash never leaves half of it: shared by the agent config edits (``wwt setup``)
-and the tokenizer cache. Standard library only — the embedder imports it on every cold start."""
+"""Writing a file so that a crash never leaves half of it: shared by the agent config edits (``wwt setup``),
+the tokenizer cache, the model cache's checksum stamp and the lexical index's stamp. Standard library only —
+the embedder imports it on every cold start."""
 
 from __future__ import annotations
 

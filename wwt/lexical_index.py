@@ -13,7 +13,6 @@ The index is derived data (rebuildable from SQLite): a missing, damaged or outda
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -24,6 +23,7 @@ from pathlib import Path
 import tantivy
 
 from wwt.errors import UsageError, WwtError
+from wwt.fileio import atomic_write
 from wwt.lexical import tokenize_many, tokenizer_signature
 from wwt.models import Filters
 
@@ -114,7 +114,7 @@ class LexicalIndex:
                 raise IndexCorrupt(f"lexical index missing at {self.path}")
             self.path.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(self._schema, path=str(self.path), reuse=False)
-            _write_json_atomic(stamp_path, stamp)
+            atomic_write(stamp_path, json.dumps(stamp, sort_keys=True))
             return index
         try:
             found = json.loads(stamp_path.read_text(encoding="utf-8"))
@@ -301,12 +301,6 @@ def _filter_time(value: str | None, name: str) -> datetime | None:
     if parsed is None:
         raise UsageError(f"{name}: {value!r} is not an ISO 8601 date/time")
     return parsed
-
-
-def _write_json_atomic(path: Path, data: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 _DELETE_FILE = re.compile(r"^([0-9a-f]{32})\.(\d+)\.del$")

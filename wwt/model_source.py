@@ -28,6 +28,7 @@ from typing import Any
 
 from wwt import paths
 from wwt.errors import ModelUnavailable, WwtError
+from wwt.fileio import atomic_write
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -165,9 +166,7 @@ def _read_stamp(folder: Path) -> dict[str, Any]:
 
 
 def _write_stamp(folder: Path, stamp: dict[str, Any]) -> None:
-    tmp = folder / (STAMP_FILE + ".tmp")
-    tmp.write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, folder / STAMP_FILE)
+    atomic_write(folder / STAMP_FILE, json.dumps(stamp, sort_keys=True))
 
 
 def check_cache(manifest: Manifest) -> list[ModelFile]:
