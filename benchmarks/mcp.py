@@ -27,7 +27,9 @@ FIXTURES = REAL_FIXTURES
 QUERIES = [
     "phoenix server does not start", "mix phx.server 에러", "JOKE.md 파일 만들기", "Employee dataclass salary",
     "그때 그 테스트 어떻게 고쳤지?", "rate limit", "subagent", "how did we fix the build", "todo list",
-    "compact conversation summary",
+    "compact conversation summary", "Redis 캐시 TTL 어떻게 설정했지?", "mTLS cert error in keylink",
+    "로그인 401 원인", "hnswlib ef 값", "SQLite busy_timeout", "Dockerfile layer cache", "형태소 태그 필터",
+    "ConnectionResetError 재시도", "PR 올리기 전 검사", "multilingual 모델 고른 이유",
 ]
 TARGET_WARM_P50_MS = 50.0
 TARGET_RSS_MB = 800.0
@@ -117,13 +119,19 @@ def main() -> int:
 
     warm = asyncio.run(warm_run(env, args.queries))
     cold = cold_cli(env, args.cold_runs)
-    w50, w95, c50 = statistics.median(warm["warm"]), pct(warm["warm"], 0.95), statistics.median(cold)
+    # The first len(QUERIES) calls ask something new (the query is embedded); later calls repeat a query,
+    # whose vector the embedder remembers: reported apart, and the target is checked on new queries.
+    new, again = warm["warm"][: len(QUERIES)], warm["warm"][len(QUERIES) :]
+    w50, w95, c50 = statistics.median(new), pct(new, 0.95), statistics.median(cold)
+    r50 = statistics.median(again) if again else None
     table = "\n".join([
         "| measure | value |", "|---|---|",
         f"| store | {home} ({chunks} chunks) |",
         f"| server start → initialize | {warm['initialize_ms']:.0f} ms |",
         f"| server start → first search result (model, Kiwi, indexes loaded once) | {warm['first_result_ms']:.0f} ms |",
-        f"| warm search_memory p50 / p95 ({args.queries} calls) | {w50:.1f} / {w95:.1f} ms |",
+        f"| warm search_memory p50 / p95, new queries ({len(new)} calls) | {w50:.1f} / {w95:.1f} ms |",
+        f"| warm search_memory p50, repeated queries ({len(again)} calls) | "
+        + (f"{r50:.1f} ms |" if r50 is not None else "none (--queries ≤ distinct queries) |"),
         f"| cold `wwt search` process per query p50 ({args.cold_runs} runs) | {c50:.0f} ms |",
         f"| cold / warm | {c50 / w50:.0f}x |",
         f"| server RSS after the calls / peak | {warm['rss_mb']:.0f} / {warm['peak_rss_mb']:.0f} MB |",

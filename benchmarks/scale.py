@@ -132,9 +132,13 @@ def warm_worker(home: Path, queries_file: Path) -> dict:
     """Runs in a fresh process: open Memory, search every query under each filter set, report latencies."""
     import resource
 
+    import wwt.embedder
     from wwt.models import Filters
     from wwt.service import Memory
 
+    # Every filter set re-runs the same queries: with the embedder's query memory they would skip the
+    # model after the first set. Off here, so each timed search embeds its query like a new question.
+    wwt.embedder.QUERY_CACHE_SIZE = 0
     spec = json.loads(queries_file.read_text())
     queries = [q for _, q in spec["queries"]]
     memory = Memory(home)

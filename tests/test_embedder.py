@@ -248,6 +248,35 @@ def test_ranking_korean_english_and_cross_lingual(embedder):
 
 
 @needs_model
+def test_a_repeated_query_reuses_its_vector_exactly(embedder, monkeypatch):
+    import wwt.embedder as embedder_mod
+
+    monkeypatch.setattr(embedder_mod, "QUERY_CACHE_SIZE", 2)
+    monkeypatch.setattr(embedder, "_queries", type(embedder._queries)())
+    runs = []
+    real_run = embedder._run
+    monkeypatch.setattr(embedder, "_run", lambda seqs: runs.append(len(seqs)) or real_run(seqs))
+
+    first = embedder.embed_query("전에 Redis 캐시 TTL 어떻게 설정했지?")
+    assert runs == [1]
+    np.testing.assert_array_equal(first, embedder.embed_queries(["전에 Redis 캐시 TTL 어떻게 설정했지?"])[0])
+    runs.clear()
+    again = embedder.embed_query(unicodedata.normalize("NFD", "전에 Redis 캐시 TTL 어떻게 설정했지?"))
+    assert runs == [] and again is first  # the decomposed spelling is the same query
+    with pytest.raises(ValueError):
+        first[0] = 1.0  # shared between callers: read-only
+
+    embedder.embed_query("undo last git commit")
+    embedder.embed_query("전에 Redis 캐시 TTL 어떻게 설정했지?")  # most recent again
+    embedder.embed_query("hnswlib ef parameter")  # third distinct query: evicts the least recent
+    runs.clear()
+    embedder.embed_query("전에 Redis 캐시 TTL 어떻게 설정했지?")
+    assert runs == []
+    embedder.embed_query("undo last git commit")
+    assert runs == [1]
+
+
+@needs_model
 def test_one_session_per_process(embedder):
     assert load_embedder() is embedder
     assert load_embedder(MODEL_DIR) is embedder

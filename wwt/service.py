@@ -201,7 +201,7 @@ class Memory:
                 store=store,
                 lexical=indexes.lexical,
                 vector=indexes.vector,
-                embed_query=lambda q: self._get_embedder().embed_queries([q])[0],
+                embed_query=lambda q: self._get_embedder().embed_query(q),
                 tokenize=_tokenizer(),
             )
 
