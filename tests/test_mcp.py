@@ -174,3 +174,14 @@ def test_bad_calls_are_one_line_tool_errors_and_the_server_keeps_serving(world: 
         assert not ok.is_error and CRUD[1] in text_of(ok)
 
     asyncio.run(body_runner(world, body))
+
+
+def test_warm_up_loads_the_model_indexes_and_kiwi(world: dict) -> None:
+    """Before the first tool call: a Korean first question must not wait for Kiwi (~1.2 s)."""
+    code = (
+        "import wwt.mcp_server as m, wwt.lexical as lx, wwt.embedder as e; m.warm_up(); "
+        "print(m._State.warm_error, lx._kiwi is not None, bool(e._CACHE), m.memory()._indexes is not None)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=world["env"], capture_output=True, text=True,
+                         timeout=300, check=True).stdout.split()
+    assert out == ["None", "True", "True", "True"]

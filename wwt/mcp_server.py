@@ -87,6 +87,9 @@ def warm_up() -> None:
             mem.search("warm up", Filters(), 1)
         else:
             mem._get_embedder()
+        from wwt.lexical import get_kiwi
+
+        get_kiwi()  # the warm-up query has no Hangul: the first Korean query would wait ~1.2 s for Kiwi
     except WwtError as exc:
         _State.warm_error = str(exc)
     except Exception as exc:  # noqa: BLE001 - surfaced by tool calls, never kills the server
