@@ -87,15 +87,20 @@ def warm_up() -> None:
             mem.search("warm up", Filters(), 1)
         else:
             mem._get_embedder()
-        from wwt.lexical import get_kiwi
-
-        get_kiwi()  # the warm-up query has no Hangul: the first Korean query would wait ~1.2 s for Kiwi
     except WwtError as exc:
         _State.warm_error = str(exc)
     except Exception as exc:  # noqa: BLE001 - surfaced by tool calls, never kills the server
         _State.warm_error = f"{type(exc).__name__}: {exc}"
     finally:
         _State.warmed.set()
+    # Then Kiwi, without holding up the first call: the warm-up query has no Hangul, and a first Korean
+    # question would otherwise wait ~1.2 s for it (one that comes sooner waits on the same load).
+    try:
+        from wwt.lexical import get_kiwi
+
+        get_kiwi()
+    except Exception:  # noqa: BLE001 - a Korean query reports it when it needs Kiwi
+        pass
 
 
 # ------------------------------------------------------------------------------------------------- helpers
