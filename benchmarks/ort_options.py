@@ -418,6 +418,14 @@ def main(argv: list[str] | None = None) -> int:
         Config("all ORT fusions (before)", model, threads, spin, ()),
         Config("1 thread, no spin", model, 1, False, fused),
         Config("2 threads, spin + force_spinning_stop", model, 2, True, fused, stop),
+        Config(
+            "2 threads, spin 200 µs + force_spinning_stop",
+            model,
+            2,
+            True,
+            fused,
+            {**stop, "session.intra_op.spin_duration_us": "200"},
+        ),
     ]
     int8_path, int8_note = full_int8(args.fp32.expanduser())
     skipped = None
