@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from functools import cmp_to_key
 from pathlib import Path
 
 import pytest
 from _shared import REAL_FIXTURES
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wwt.search import (
     CHUNKS_PER_SESSION,
@@ -135,6 +138,29 @@ def test_equal_scores_rank_newer_sessions_first_then_by_id() -> None:
     first = [h.session_id for h in group_by_session(fused, chunks, limit=10)]
     again = [h.session_id for h in group_by_session(list(reversed(fused)), chunks, limit=10)]
     assert first == again == ["new", "a-same", "b-same", "old"]
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.3, 0.5, 0.7]), st.sampled_from(["2025-01-01", "2026-01-01", "2026-05-01", ""])),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_sessions_are_ordered_by_score_then_newest_then_id(rows: list[tuple[float, str]]) -> None:
+    chunks = table(*(chunk(i, f"s{i:02d}", started=started) for i, (_, started) in enumerate(rows, 1)))
+    fused = [(i, score) for i, (score, _) in enumerate(rows, 1)]
+    got = [h.session_id for h in group_by_session(fused, chunks, limit=20)]
+
+    def before(a: tuple[float, str, str], b: tuple[float, str, str]) -> int:
+        if a[0] != b[0]:
+            return -1 if a[0] > b[0] else 1
+        if a[1] != b[1]:
+            return -1 if a[1] > b[1] else 1
+        return -1 if a[2] < b[2] else (1 if a[2] > b[2] else 0)
+
+    expected = sorted(((sc, st_, f"s{i:02d}") for i, (sc, st_) in enumerate(rows, 1)), key=cmp_to_key(before))
+    assert got == [sid for _, _, sid in expected]
 
 
 def test_chunks_gone_from_the_store_and_the_excluded_session_are_left_out() -> None:

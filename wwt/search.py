@@ -137,8 +137,11 @@ def group_by_session(
         scored.sort(key=lambda pair: (-pair[0], pair[1].first_seq, pair[1].chunk_key))
         started = scored[0][1].started_at or ""
         ranked.append((session_score([s for s, _ in scored]), started, session_id, scored))
-    # score desc, then newer session first, then session id: deterministic for equal scores
-    ranked.sort(key=lambda row: (-row[0], _descending(row[1]), row[2]))
+    # score desc, then newer session first, then session id: deterministic for equal scores. Three stable
+    # sorts, least significant key first (one sort with a descending-string key cost ~0.7 ms a search).
+    ranked.sort(key=lambda row: row[2])
+    ranked.sort(key=lambda row: row[1], reverse=True)
+    ranked.sort(key=lambda row: -row[0])
 
     hits = []
     for score, _started, session_id, scored in ranked[:limit]:
@@ -170,11 +173,6 @@ def group_by_session(
             )
         )
     return hits
-
-
-def _descending(text: str) -> tuple[int, ...]:
-    """Sort key that orders strings descending inside an ascending sort."""
-    return tuple(-ord(ch) for ch in text)
 
 
 _WORD = re.compile(r"[\w][\w.\-/:]*[\w]|[\w]", re.UNICODE)
