@@ -2,7 +2,7 @@
 query embedding to the p50 ≤ 5 ms target (#2), and what does it cost when the machine is busy?
 
     WWT_MODEL_DIR=/root/.cache/wwt-e5model/model /work/venv/bin/python benchmarks/ort_options.py \
-        [--rounds 10] [--per 30] [--busy 0,1,2] [--fp32 PATH] [--append-results]
+        [--rounds 10] [--per 30] [--busy 0,1,2] [--profile 200] [--fp32 PATH] [--append-results]
 
 Times ``session.run`` on one fixed 17-token query (``query: 전에 Redis 캐시 TTL 어떻게 설정했지?``) for
 several onnxruntime session configurations, all loaded in this one process and measured interleaved in
@@ -383,12 +383,62 @@ def section(
     return "\n".join(lines) + "\n"
 
 
+def op_profile(configs: list[Config], runs: int) -> str:
+    """Where one query's time goes, by operator type (onnxruntime's own profiler, 1 thread so the kernel
+    times add up), for each configuration on the current model that differs only in its fusions."""
+    import onnxruntime as ort
+
+    chosen = [
+        c for c in configs if "int8" not in c.name and not c.spinning and c.threads == configs[0].threads
+    ]
+    tables = []
+    for c in chosen:
+        opts = session_options(1, False, c.extra)
+        opts.enable_profiling = True
+        opts.profile_file_prefix = str(WORK / "profile")
+        WORK.mkdir(parents=True, exist_ok=True)
+        s = ort.InferenceSession(
+            str(c.model),
+            sess_options=opts,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=list(c.disabled),
+        )
+        out, feed = [output_name(s)], feed_for(s, QUERY_IDS)
+        for _ in range(runs):
+            s.run(out, feed)
+        trace = Path(s.end_profiling())
+        total: dict[str, float] = {}
+        calls: dict[str, int] = {}
+        for event in json.loads(trace.read_text()):
+            if event.get("cat") == "Node" and event.get("name", "").endswith("_kernel_time"):
+                op = event["args"]["op_name"]
+                total[op] = total.get(op, 0.0) + event["dur"]
+                calls[op] = calls.get(op, 0) + 1
+        trace.unlink()
+        whole = sum(total.values())
+        rows = [
+            f"| {op} | {calls[op] / runs:.0f} | {us / runs / 1e3:.3f} | {us / calls[op]:.1f} | {us / whole:.0%} |"
+            for op, us in sorted(total.items(), key=lambda kv: -kv[1])
+            if us / whole >= 0.005
+        ]
+        tables.append(
+            f"Operator time per query, **{c.name}** (fusions off: {', '.join(c.disabled) or 'none'}; 1 thread, "
+            f"{runs} runs under the profiler, kernel time {whole / runs / 1e3:.2f} ms/query):\n\n"
+            "| operator | calls/query | ms/query | µs/call | share |\n|---|---|---|---|---|\n"
+            + "\n".join(rows)
+        )
+    return "\n\n".join(tables) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=10, help="rounds over all configurations")
     parser.add_argument("--per", type=int, default=30, help="timed runs per block")
     parser.add_argument(
         "--busy", default="0", help="comma-separated numbers of busy-loop processes, e.g. 0,1,2"
+    )
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="RUNS", help="also profile RUNS queries by operator type"
     )
     parser.add_argument("--fp32", type=Path, default=Path(os.environ.get("WWT_FP32_MODEL") or DEFAULT_FP32))
     parser.add_argument("--append-results", action="store_true", help="append the section to RESULTS.md")
@@ -440,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     fp32 = args.fp32.expanduser()
     reference = measure(configs, args.rounds, args.per, busy_levels, fp32 if fp32.is_file() else None)
     text = section(configs, skipped, int8_note, command, (load_start, os.getloadavg()[0]), reference)
+    if args.profile > 0:
+        text += "\n" + op_profile(configs, args.profile)
     print(text)
     if args.append_results:
         with RESULTS.open("a", encoding="utf-8") as fh:
