@@ -51,10 +51,11 @@ QUERY_BATCH_SIZE = 16
 QUERY_CACHE_SIZE = 256  # remembered query vectors per process (384 floats each: 0.4 MB in all)
 DEFAULT_MAX_THREADS = 4
 # onnxruntime graph fusions left out. SkipLayerNormFusion (Add + LayerNormalization -> one
-# SkipLayerNormalization) makes a 17-token query slower on CPU, not faster: 8.1 vs 7.3 ms p50 (its kernel
-# takes ~40 us for 17x384 floats, twice the Add and LayerNormalization it replaces). Vectors stay as close
-# to fp32 as before (mean cosine 0.9990 either way over 56 Korean/English texts) and within int8's own
-# noise of each other (0.9996 mean, less than its batch dependence). benchmarks/ort_options.py measures it.
+# SkipLayerNormalization) makes a 17-token query slower on CPU, not faster: 1.11-1.19x in three interleaved
+# runs (its kernel: 46 us a call for 17x384 floats, vs 18 us for the Add and LayerNormalization it replaces,
+# 24 calls a query). Vectors stay as close to fp32 as before (mean cosine 0.9990 either way over 56
+# Korean/English texts) and within int8's own noise of each other (0.9996 mean, less than its batch
+# dependence). benchmarks/ort_options.py measures it (--profile for the per-operator times).
 DISABLED_FUSIONS: tuple[str, ...] = ("SkipLayerNormFusion",)
 
 _CACHE: dict[tuple[str, int], Embedder] = {}
