@@ -252,7 +252,7 @@ def test_a_repeated_query_reuses_its_vector_exactly(embedder, monkeypatch):
     import wwt.embedder as embedder_mod
 
     monkeypatch.setattr(embedder_mod, "QUERY_CACHE_SIZE", 2)
-    monkeypatch.setattr(embedder, "_queries", type(embedder._queries)())
+    monkeypatch.setattr(embedder, "_queries", type(embedder._queries)(embedder_mod.QUERY_CACHE_SIZE))
     runs = []
     real_run = embedder._run
     monkeypatch.setattr(embedder, "_run", lambda seqs: runs.append(len(seqs)) or real_run(seqs))

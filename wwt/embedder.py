@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from wwt.errors import ModelUnavailable, UsageError
+from wwt.lru import LruDict
 from wwt.model_source import (
     Manifest,
     ModelInfo,
@@ -152,8 +152,7 @@ class Embedder:
             )
         self._bos, self._eos, self._pad = ids
         self._prefix_ids = {p: tok.encode(p.rstrip()) for p in (self.query_prefix, self.passage_prefix)}
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._queries_lock = threading.Lock()
+        self._queries = LruDict(QUERY_CACHE_SIZE)  # NFC query text -> its read-only vector
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self.embed(texts, self.query_prefix, QUERY_BATCH_SIZE)
@@ -163,17 +162,11 @@ class Embedder:
         ask the same thing again, and the MCP server re-runs a query over all projects when its project has
         nothing. A query embedded alone always gets the same vector, so a remembered one is exact."""
         key = unicodedata.normalize("NFC", text)
-        with self._queries_lock:
-            vector = self._queries.get(key)
-            if vector is not None:
-                self._queries.move_to_end(key)
-                return vector
-        vector = self.embed_queries([key])[0]
-        vector.flags.writeable = False
-        with self._queries_lock:
-            self._queries[key] = vector
-            while len(self._queries) > QUERY_CACHE_SIZE:
-                self._queries.popitem(last=False)
+        vector = self._queries.recall(key)
+        if vector is None:
+            vector = self.embed_queries([key])[0]
+            vector.flags.writeable = False
+            self._queries.remember(key, vector)
         return vector
 
     def embed_passages(self, texts: Sequence[str], batch_size: int = PASSAGE_BATCH_SIZE) -> np.ndarray:

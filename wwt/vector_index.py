@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import hnswlib
 import numpy as np
 
 from wwt.lexical_index import IndexCorrupt
+from wwt.lru import LruDict
 
 FORMAT_VERSION = 1
 MANIFEST = "vectors.json"
@@ -61,9 +60,8 @@ class VectorIndex:
         self._ef_construction = ef_construction
         self._alive: set[int] = set()
         self._gen: str | None = None
-        self._scopes: OrderedDict[frozenset[int], tuple[list[int], np.ndarray]] = OrderedDict()
-        self._scopes_lock = threading.Lock()
-        self._live_parts: OrderedDict[int, tuple[set[int], set[int]]] = OrderedDict()
+        self._scopes = LruDict(SCOPE_CACHE_SIZE)  # frozenset of ids -> (sorted ids, their vectors)
+        self._live_parts = LruDict(SCOPE_CACHE_SIZE)  # id(scope) -> (scope, scope ∩ live ids)
         manifest_path = self.path / MANIFEST
         if manifest_path.exists():
             self._index = self._load(manifest_path)
@@ -119,9 +117,8 @@ class VectorIndex:
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         """Insert or replace vectors by id (in memory; ``save`` persists)."""
-        with self._scopes_lock:
-            self._scopes.clear()
-            self._live_parts.clear()
+        self._scopes.forget_all()
+        self._live_parts.forget_all()
         vectors = np.asarray(vectors, dtype=np.float32)
         if len(ids) == 0:
             return
@@ -148,9 +145,8 @@ class VectorIndex:
 
     def delete(self, ids: Iterable[int]) -> int:
         """Mark ids deleted (their slots are reused by later adds). Returns how many were present."""
-        with self._scopes_lock:
-            self._scopes.clear()
-            self._live_parts.clear()
+        self._scopes.forget_all()
+        self._live_parts.forget_all()
         removed = 0
         for chunk_id in ids:
             chunk_id = int(chunk_id)
@@ -260,35 +256,23 @@ class VectorIndex:
         reused while cached — until a write here."""
         if not isinstance(allowed, frozenset):  # a mutable set may change under the same id
             return self._alive.intersection(allowed)
-        with self._scopes_lock:
-            entry = self._live_parts.get(id(allowed))
-            if entry is not None and entry[0] is allowed:
-                return entry[1]
+        entry = self._live_parts.recall(id(allowed))
+        if entry is not None and entry[0] is allowed:
+            return entry[1]
         live = self._alive.intersection(allowed)  # C-level; ids are ints (numpy ints hash alike)
-        with self._scopes_lock:
-            _remember(self._live_parts, id(allowed), (allowed, live))
+        self._live_parts.remember(id(allowed), (allowed, live))
         return live
 
     def _scope_matrix(self, candidates: set[int]) -> tuple[list[int], np.ndarray]:
         key = frozenset(candidates)
-        with self._scopes_lock:  # the MCP server searches from worker threads
-            cached = self._scopes.get(key)
-            if cached is not None:
-                self._scopes.move_to_end(key)
-                return cached
+        cached = self._scopes.recall(key)
+        if cached is not None:
+            return cached
         ids = sorted(candidates)
         entry = (ids, np.asarray(self._index.get_items(ids), dtype=np.float32))
         if len(ids) <= BRUTE_FORCE_MAX:
-            with self._scopes_lock:
-                _remember(self._scopes, key, entry)
+            self._scopes.remember(key, entry)
         return entry
-
-
-def _remember(cache: OrderedDict, key: object, value: object) -> None:
-    """Insert into one of the scope caches, dropping the oldest entries beyond ``SCOPE_CACHE_SIZE``."""
-    cache[key] = value
-    while len(cache) > SCOPE_CACHE_SIZE:
-        cache.popitem(last=False)
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
