@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,20 @@ def test_a_reader_sees_another_writers_commit_after_reload(tmp_path: Path) -> No
     writer.commit()
     reader.reload()
     assert ids(reader.search("giraffe", Filters(), 10)) == [5]
+
+
+def test_a_reader_picks_up_commits_only_when_told_to_reload(tmp_path: Path) -> None:
+    """No background reload (tantivy's default watches meta.json from a native thread): a search sees
+    another writer's commit after ``reload``, never in between."""
+    path = tmp_path / "lex"
+    writer = LexicalIndex(path)
+    reader = LexicalIndex(path)
+    writer.add([LexDoc(6, "quiet pelican")])
+    writer.commit()
+    time.sleep(1.5)  # tantivy's meta.json watcher polls every 500 ms
+    assert ids(reader.search("pelican", Filters(), 10)) == []
+    reader.reload()
+    assert ids(reader.search("pelican", Filters(), 10)) == [6]
 
 
 def test_missing_index_raises_when_not_creating(tmp_path: Path) -> None:

@@ -115,7 +115,7 @@ class LexicalIndex:
             self.path.mkdir(parents=True, exist_ok=True)
             index = tantivy.Index(self._schema, path=str(self.path), reuse=False)
             atomic_write(stamp_path, json.dumps(stamp, sort_keys=True))
-            return index
+            return _manual_reload(index)
         try:
             found = json.loads(stamp_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -130,7 +130,7 @@ class LexicalIndex:
             index.searcher()
         except (ValueError, OSError) as exc:
             raise IndexCorrupt(f"lexical index at {self.path} is unreadable: {exc}") from exc
-        return index
+        return _manual_reload(index)
 
     def close(self) -> None:
         """Release the writer lock (uncommitted changes are dropped)."""
@@ -301,6 +301,14 @@ def _filter_time(value: str | None, name: str) -> datetime | None:
     if parsed is None:
         raise UsageError(f"{name}: {value!r} is not an ISO 8601 date/time")
     return parsed
+
+
+def _manual_reload(index: tantivy.Index) -> tantivy.Index:
+    """Searches see new commits when ``reload`` is called (after our own commit, or when the store says the
+    worker committed), not from tantivy's default meta.json watcher: that is a second, background reload of
+    the same commits, opening segment files from a native thread at a moment nobody chose."""
+    index.config_reader(reload_policy="Manual")
+    return index
 
 
 _DELETE_FILE = re.compile(r"^([0-9a-f]{32})\.(\d+)\.del$")
