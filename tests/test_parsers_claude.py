@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from _shared import REAL_FIXTURES
+from parser_helpers import counts, user_texts, write_jsonl
 
 from wwt.models import (
     FLAG_COMPACTION_SUMMARY,
@@ -41,14 +42,6 @@ def parse_one(path: Path) -> Session:
     return sessions[0]
 
 
-def kinds(session: Session) -> Counter:
-    return Counter((m.role, m.kind) for m in session.messages)
-
-
-def user_texts(session: Session) -> list[str]:
-    return [m.text for m in session.messages if m.role == "user" and m.kind == "text"]
-
-
 def assert_no_noise(session: Session) -> None:
     for message in session.messages:
         if message.kind == "text":
@@ -71,7 +64,7 @@ def test_vibecodingtracker_cjk_session_with_resume_copy():
     assert prompts[1] == "toolchain不用保留吧?"
     assert prompts[2] == "幫我查一下 golang文檔 透過 context7"
     assert prompts[3].startswith("不對 幫我查一下pydantic文檔的Field用法")
-    c = kinds(s)
+    c = counts(s)
     # 30 distinct tool_use ids; 31 tool_result blocks: one is a line copied on resume (same uuid, new
     # timestamp and sessionId) and one has empty content (nothing to index).
     assert c[("assistant", "tool_call")] == 30
@@ -94,7 +87,7 @@ def test_agentlogs_compact_summary_is_assistant_and_commands_are_dropped():
     assert len(summaries) == 1
     assert summaries[0].role == "assistant"
     assert summaries[0].text.startswith("This session is being continued from a previous conversation")
-    assert kinds(s) == Counter({("assistant", "text"): 2, ("assistant", "thinking"): 1, ("user", "text"): 1})
+    assert counts(s) == Counter({("assistant", "text"): 2, ("assistant", "thinking"): 1, ("user", "text"): 1})
     assert_no_noise(s)
 
 
@@ -103,7 +96,7 @@ def test_agentlogs_crud_tools_and_results():
     assert s.session_id == "8122657c-fe54-4dc9-89a3-20049e8a84f7"
     assert (s.project, s.git_branch) == ("claudecode", "main")
     assert len(user_texts(s)) == 1 and user_texts(s)[0].startswith("create a file `JOKE.md`")
-    c = kinds(s)
+    c = counts(s)
     assert c[("assistant", "tool_call")] == 9
     # 9 result blocks, one with empty content (the `rm` Bash call) → nothing to keep
     assert c[("user", "tool_result")] == 8
@@ -119,7 +112,7 @@ def test_agentlogs_inline_sidechain_and_summary_title():
     sidechain = [m for m in s.messages if FLAG_SIDECHAIN in m.flags]
     assert sidechain and sidechain[0].role == "user"
     assert sidechain[0].text.startswith("Hey there! Just checking in")
-    c = kinds(s)
+    c = counts(s)
     assert (c[("assistant", "tool_call")], c[("user", "tool_result")], c[("assistant", "thinking")]) == (1, 1, 2)
     assert c[("assistant", "text")] == 3
 
@@ -130,7 +123,7 @@ def test_agentlogs_todos():
     calls = [m for m in s.messages if m.kind == "tool_call"]
     assert len(calls) == 5 and {m.tool_name for m in calls} == {"TodoWrite"}
     assert "Complete first task" in calls[0].text
-    assert kinds(s)[("user", "tool_result")] == 5
+    assert counts(s)[("user", "tool_result")] == 5
     assert user_texts(s) == ["create a todo list with 3 items, then check off each step by step then clear it"]
 
 
@@ -163,7 +156,7 @@ def test_short_conversation_with_leading_summary_line_is_parsed():
     assert s.title == "Prerequisites Checking: Unveiling Hidden Requirements and Technical Nuances"
     assert s.git_branch == "feature-branch"
     assert s.project == "tool"  # basename of the (non-existent here) cwd
-    assert kinds(s) == Counter({("user", "text"): 1, ("assistant", "text"): 1})
+    assert counts(s) == Counter({("user", "text"): 1, ("assistant", "text"): 1})
 
 
 def test_tiny_oldest_format_string_content():
@@ -171,7 +164,7 @@ def test_tiny_oldest_format_string_content():
     assert s.session_id == "67a8478e-78dc-44ab-82ea-f65c8ead85f6"
     assert (s.project, s.git_branch) == ("streaming", "feature-branch")
     assert user_texts(s)[0].startswith("Lately, I've noticed you being very tentative.")
-    c = kinds(s)
+    c = counts(s)
     assert (c[("assistant", "tool_call")], c[("user", "tool_result")], c[("assistant", "text")]) == (1, 1, 3)
 
 
@@ -184,7 +177,7 @@ def test_spotter_short_drops_command_echo_and_interrupt_marker():
     assert [m.text for m in calls] == ["Bash: mix phx.server 2>&1 | head -80", "Glob: mix.exs in /home/marco/projects/spotter"]
     assert sum(FLAG_ERROR in m.flags for m in s.messages) == 2
     # one "\n\n" text block carries nothing and is not kept
-    assert kinds(s)[("assistant", "text")] == 1 and kinds(s)[("assistant", "thinking")] == 1
+    assert counts(s)[("assistant", "text")] == 1 and counts(s)[("assistant", "thinking")] == 1
     assert_no_noise(s)
 
 
@@ -196,7 +189,7 @@ def test_spotter_tool_heavy():
         "scrolling back in xterm.js still does not work (maybe because outer web catches it)? "
         "websearch xterm.js tmux interactions",
     ]
-    c = kinds(s)
+    c = counts(s)
     assert (c[("assistant", "tool_call")], c[("user", "tool_result")]) == (6, 6)
     assert_no_noise(s)
 
@@ -207,7 +200,7 @@ def test_spotter_subagent_parent_keeps_command_with_arguments():
     prompts = user_texts(s)
     assert prompts[0].startswith("/handgemacht:create-beads websearch to learn how to fastest setup credo")
     assert prompts[1] == "create the beads"
-    c = kinds(s)
+    c = counts(s)
     assert (c[("assistant", "tool_call")], c[("user", "tool_result")], c[("assistant", "thinking")]) == (16, 16, 4)
     assert c[("assistant", "text")] == 7  # 8 text blocks, one is only "\n\n"
     assert_no_noise(s)
@@ -232,7 +225,7 @@ def test_spotter_subagent_file_is_its_own_session_linked_to_parent(tmp_path):
     assert s.parent_session_id == parent
     assert (s.project, s.git_branch) == ("spotter-4te", "spotter-4te")
     assert all(FLAG_SUBAGENT in m.flags for m in s.messages)
-    c = kinds(s)
+    c = counts(s)
     assert (c[("assistant", "tool_call")], c[("user", "tool_result")], c[("assistant", "text")]) == (12, 12, 3)
     assert user_texts(s)[0].startswith("Search hex.pm for the latest versions")
 
@@ -374,13 +367,6 @@ def test_invalid_utf8_line_is_counted_and_salvaged():
     assert [m.text for m in s.messages if m.role == "assistant"] == ["The slow step is the docker layer cache."]
 
 
-def _write_lines(path: Path, *records: dict) -> Path:
-    import json
-
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
-
-
 def _chain(uuid: str, parent: str | None, rtype: str, **extra) -> dict:
     return {"parentUuid": parent, "isSidechain": False, "sessionId": "q", "cwd": "/w/app", "type": rtype,
             "uuid": uuid, "timestamp": "2026-03-06T10:00:00.000Z", **extra}
@@ -389,14 +375,14 @@ def _chain(uuid: str, parent: str | None, rtype: str, **extra) -> dict:
 def test_queued_input_is_kept_once_and_flagged(tmp_path):
     from wwt.models import FLAG_QUEUED
 
-    path = _write_lines(
+    path = write_jsonl(
         tmp_path / "queued.jsonl",
-        _chain("u1", None, "user", message={"role": "user", "content": "refactor the parser"}),
+        [_chain("u1", None, "user", message={"role": "user", "content": "refactor the parser"}),
         _chain("q1", "u1", "attachment", attachment={"type": "queued_command", "prompt": "also update the docs"}),
         _chain("q2", "q1", "attachment", attachment={"type": "queued_command", "prompt": [{"type": "text", "text": "and bump the version"}]}),
         _chain("u2", "q2", "user", message={"role": "user", "content": "and bump the version"}),
         _chain("s1", "u2", "system", subtype="local_command",
-               content="<command-name>/model</command-name><command-args>opus</command-args>"),
+               content="<command-name>/model</command-name><command-args>opus</command-args>")],
     )
     s = parse_one(path)
     assert user_texts(s) == ["refactor the parser", "also update the docs", "and bump the version", "/model opus"]
@@ -405,14 +391,14 @@ def test_queued_input_is_kept_once_and_flagged(tmp_path):
 
 
 def test_synthetic_and_meta_lines_are_not_messages(tmp_path):
-    path = _write_lines(
+    path = write_jsonl(
         tmp_path / "meta.jsonl",
-        _chain("m1", None, "user", isMeta=True, message={"role": "user", "content": "skill body: always use uv"}),
+        [_chain("m1", None, "user", isMeta=True, message={"role": "user", "content": "skill body: always use uv"}),
         _chain("u1", "m1", "user", message={"role": "user", "content": "run the tests"}),
         _chain("a1", "u1", "assistant", message={"role": "assistant", "model": "<synthetic>", "content": [{"type": "text", "text": "API Error: 500"}]}),
         _chain("a2", "a1", "assistant", message={"role": "assistant", "content": [{"type": "thinking", "thinking": "", "signature": "x"}, {"type": "redacted_thinking", "data": "zz"}, {"type": "text", "text": "All 12 tests pass."}]}),
         {"type": "tag", "tag": "x"},
-        {"type": "brand-new-record", "sessionId": "q"},
+        {"type": "brand-new-record", "sessionId": "q"}],
     )
     sessions, report = parse_file(path)
     (s,) = sessions
@@ -425,10 +411,10 @@ def test_synthetic_and_meta_lines_are_not_messages(tmp_path):
 
 def test_huge_tool_output_is_bounded(tmp_path):
     big = "line\n" * 50_000
-    path = _write_lines(
+    path = write_jsonl(
         tmp_path / "big.jsonl",
-        _chain("a1", None, "assistant", message={"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "yes line"}}]}),
-        _chain("u1", "a1", "user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big, "is_error": True}]}),
+        [_chain("a1", None, "assistant", message={"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "yes line"}}]}),
+        _chain("u1", "a1", "user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big, "is_error": True}]})],
     )
     s = parse_one(path)
     result = s.messages[1]

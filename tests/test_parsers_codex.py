@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -13,14 +14,13 @@ import zstandard
 from _shared import REAL_FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parser_helpers import all_text, counts, only_session, run_parser, user_texts, write_jsonl
 
 from wwt.models import (
     FLAG_COMPACTION_SUMMARY,
     FLAG_ERROR,
     FLAG_INTERRUPTED,
     FLAG_SUBAGENT,
-    ParseReport,
-    Session,
 )
 from wwt.parsers.codex_cli import CodexCliParser, codex_output_text, session_id_from_name
 from wwt.parsers.common import read_head
@@ -30,40 +30,14 @@ OWN = Path(__file__).parent / "fixtures" / "codex"
 OWN_ID = "0199aaaa-1111-7222-8333-444455556666"
 OWN_ROLLOUT = OWN / f"rollout-2026-03-04T10-20-30-{OWN_ID}.jsonl"
 PARSER = CodexCliParser()
+parse = partial(run_parser, PARSER)
+only = partial(only_session, PARSER)
 
 
-def parse(path: Path, start_offset: int = 0) -> tuple[list[Session], ParseReport]:
-    report = ParseReport(path=str(path))
-    sessions = list(PARSER.parse(path, report, start_offset))
-    return sessions, report
-
-
-def only(path: Path) -> tuple[Session, ParseReport]:
-    sessions, report = parse(path)
-    assert len(sessions) == 1
-    return sessions[0], report
-
-
-def counts(session: Session) -> dict[tuple[str, str], int]:
-    return dict(Counter((m.role, m.kind) for m in session.messages))
-
-
-def all_text(session: Session) -> str:
-    return "\n".join(m.text for m in session.messages)
-
-
-def user_texts(session: Session) -> list[str]:
-    return [m.text for m in session.messages if m.role == "user" and m.kind == "text"]
 
 
 def envelope(ts: str, kind: str, payload: dict) -> dict:
     return {"timestamp": ts, "type": kind, "payload": payload}
-
-
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
 
 
 INJECTED_MARKERS = (

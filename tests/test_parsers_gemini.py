@@ -7,15 +7,16 @@ import hashlib
 import json
 import shutil
 import unicodedata
-from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
 from _shared import REAL_FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parser_helpers import all_text, counts, only_session, run_parser, write_jsonl
 
-from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, ParseReport, Session
+from wwt.models import FLAG_ERROR, FLAG_SUBAGENT
 from wwt.parsers.common import NAMES_CHARS, read_head
 from wwt.parsers.gemini_cli import GeminiCliParser, gemini_home, project_hash, superseded_by
 
@@ -23,32 +24,10 @@ REAL = (REAL_FIXTURES / "gemini-cli")
 OWN = Path(__file__).parent / "fixtures" / "gemini"
 KOREAN = OWN / "session-2026-05-02T09-15-7c1e2a9b.jsonl"
 PARSER = GeminiCliParser()
+parse = partial(run_parser, PARSER)
+only = partial(only_session, PARSER)
 
 
-def parse(path: Path, start_offset: int = 0) -> tuple[list[Session], ParseReport]:
-    report = ParseReport(path=str(path))
-    sessions = list(PARSER.parse(path, report, start_offset))
-    return sessions, report
-
-
-def only(path: Path) -> tuple[Session, ParseReport]:
-    sessions, report = parse(path)
-    assert len(sessions) == 1
-    return sessions[0], report
-
-
-def counts(session: Session) -> dict[tuple[str, str], int]:
-    return dict(Counter((m.role, m.kind) for m in session.messages))
-
-
-def all_text(session: Session) -> str:
-    return "\n".join(m.text for m in session.messages)
-
-
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
 
 
 # ------------------------------------------------------------------------------------------ real files
