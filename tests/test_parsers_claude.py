@@ -477,3 +477,111 @@ def test_every_real_file_parses_without_bad_lines_or_noise(name):
         assert_no_noise(s)
         ids = [m.native_id for m in s.messages]
         assert len(ids) == len(set(ids))
+
+
+# ------------------------------------------------------- layouts found by running other projects' fixtures
+# Fixtures below are written by hand after the shapes other log readers met in the wild (issue 11); each
+# test says which writer behaviour it stands for. Notes on the formats: docs/formats-notes.md.
+
+WORKFLOW_PARENT = "5f3c2a10-8d4e-4b6a-9c1f-2e7d8a9b0c11"
+
+
+def test_workflow_subagent_attaches_to_the_parent_conversation(tmp_path):
+    """Workflow runs nest their agents one level deeper (``<session>/subagents/workflows/<run>/agent-*.jsonl``)
+    and write ``sessionId`` as ``<parent uuid>#agent-<id>``: the parent is the uuid, never an id with ``#``."""
+    folder = tmp_path / "projects" / "-home-mina-src-ledger" / WORKFLOW_PARENT / "subagents" / "workflows" / "wf-run-3"
+    folder.mkdir(parents=True)
+    path = folder / "agent-wf7c21d0.jsonl"
+    shutil.copy(MINE / "agent-wf7c21d0.jsonl", path)
+    s = parse_one(path)
+    assert s.parent_session_id == WORKFLOW_PARENT
+    assert s.session_id == f"{WORKFLOW_PARENT}:agent-wf7c21d0"
+    assert all(FLAG_SUBAGENT in m.flags for m in s.messages)
+    assert counts(s) == {("user", "text"): 1, ("assistant", "tool_call"): 1, ("user", "tool_result"): 1,
+                         ("assistant", "text"): 1}
+
+
+def test_workflow_subagent_away_from_its_folder_still_names_the_uuid_parent(tmp_path):
+    """Copied elsewhere (no folder to read), the ``#agent-…`` suffix of ``sessionId`` is cut off."""
+    path = tmp_path / "agent-wf7c21d0.jsonl"
+    shutil.copy(MINE / "agent-wf7c21d0.jsonl", path)
+    s = parse_one(path)
+    assert s.parent_session_id == WORKFLOW_PARENT
+    assert "#" not in s.session_id
+
+
+INLINE_MAIN = "7a9e4c21-3b5d-4f60-8a71-c2d3e4f5a6b7"
+
+
+def test_main_transcript_with_inline_agent_lines_stays_the_main_session():
+    """A main transcript may carry a Task subagent's lines inline (``isSidechain: true`` + ``agentId``): the
+    file is still the user's conversation, those lines are flagged sidechain."""
+    s = parse_one(MINE / f"{INLINE_MAIN}.jsonl")
+    assert (s.session_id, s.parent_session_id) == (INLINE_MAIN, None)
+    assert user_texts(s)[0] == "why does the nightly reconcile job drop cents on refunds?"
+    assert s.title == "why does the nightly reconcile job drop cents on refunds?"
+    main = [m for m in s.messages if FLAG_SIDECHAIN not in m.flags]
+    side = [m for m in s.messages if FLAG_SIDECHAIN in m.flags]
+    assert [m.text for m in side] == [
+        "Find where refunds are rounded in ledger/",
+        "refund_total() in ledger/refunds.py truncates with int(amount * 100) / 100.",
+    ]
+    assert len(main) == 4 and not any(FLAG_SUBAGENT in m.flags for m in s.messages)
+
+
+def test_renamed_main_transcript_with_inline_agent_lines_stays_main(tmp_path):
+    """Without a UUID file name the first conversation line decides: it is the user's, so the file is main."""
+    path = tmp_path / "fixture__inline.jsonl"
+    shutil.copy(MINE / f"{INLINE_MAIN}.jsonl", path)
+    s = parse_one(path)
+    assert (s.session_id, s.parent_session_id) == (INLINE_MAIN, None)
+    assert not any(FLAG_SUBAGENT in m.flags for m in s.messages)
+
+
+def test_qwen_code_chat_log_is_not_claimed_as_claude(tmp_path):
+    """Qwen Code (QwenLM/qwen-code ``chatRecordingService``) writes Claude's envelope (uuid, parentUuid,
+    sessionId, type, cwd, version) around a Gemini ``message: {role, parts}``: this parser reads none of it,
+    so it must not claim the file — not even under a ``.claude/projects`` folder."""
+    qwen = Path(__file__).parent / "fixtures" / "qwen" / "3c9d7e12-6a4b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"
+    parser = ClaudeCodeParser()
+    assert not parser.detect(qwen, qwen.read_bytes())
+    inside = tmp_path / ".claude" / "projects" / "-home-mina-src-ledger" / qwen.name
+    inside.parent.mkdir(parents=True)
+    shutil.copy(qwen, inside)
+    assert not parser.detect(inside, inside.read_bytes())
+
+
+def test_qwen_line_longer_than_the_detection_head_is_not_claimed(tmp_path):
+    """The first line may not fit in the bytes ``detect`` sees (a pasted log as the first prompt)."""
+    record = {"uuid": "d1", "parentUuid": None, "sessionId": "q", "timestamp": "2026-07-16T08:30:00.000Z",
+              "type": "user", "cwd": "/w", "version": "0.9.1",
+              "message": {"role": "user", "parts": [{"text": "log:\n" + "x" * 20_000}]}}
+    path = write_jsonl(tmp_path / "q.jsonl", [record])
+    from wwt.parsers.common import read_head
+
+    assert not ClaudeCodeParser().detect(path, read_head(path))
+    claude = {"parentUuid": None, "isSidechain": False, "sessionId": "c", "type": "user", "uuid": "u1",
+              "message": {"role": "user", "content": "log:\n" + "x" * 20_000}}
+    path = write_jsonl(tmp_path / "c.jsonl", [claude])
+    assert ClaudeCodeParser().detect(path, read_head(path))
+
+
+def test_resumed_parse_of_renamed_files_keeps_each_files_role(tmp_path):
+    """An incremental parse that starts on an inline agent line still belongs to the main session, and one
+    that starts inside a renamed subagent transcript still belongs to the subagent."""
+    main = tmp_path / "fixture__inline.jsonl"
+    shutil.copy(MINE / f"{INLINE_MAIN}.jsonl", main)
+    offset = main.read_bytes().index(b'{"parentUuid":null,"isSidechain":true')
+    sessions, _ = parse_file(main, offset)
+    (s,) = sessions
+    assert (s.session_id, s.parent_session_id) == (INLINE_MAIN, None)
+    assert s.messages[0].text == "Find where refunds are rounded in ledger/"
+    assert FLAG_SIDECHAIN in s.messages[0].flags and FLAG_SUBAGENT not in s.messages[0].flags
+
+    sub = tmp_path / "spotter__agent-aac57f5.jsonl"
+    shutil.copy(REAL / "spotter__agent-aac57f5.jsonl", sub)
+    data = sub.read_bytes()
+    sessions, _ = parse_file(sub, data.index(b"\n", len(data) // 2) + 1)
+    (s,) = sessions
+    assert s.session_id == "ae4a77f8-aedd-4bc1-888f-c94edc91af04:agent-aac57f5"
+    assert s.messages and all(FLAG_SUBAGENT in m.flags for m in s.messages)

@@ -1,5 +1,11 @@
 """Claude Code transcripts: ``~/.claude/projects/<enc-cwd>/<sessionId>.jsonl`` (+ ``CLAUDE_CONFIG_DIR``),
-subagent files ``<sessionId>/subagents/agent-<id>.jsonl`` and ≤2.0 ``agent-<id>.jsonl`` next to the session.
+subagent files ``<sessionId>/subagents/agent-<id>.jsonl`` (workflow runs: ``subagents/workflows/<run>/``,
+``sessionId`` ``<uuid>#agent-<id>``) and ≤2.0 ``agent-<id>.jsonl`` next to the session.
+
+* **Main or subagent.** Decided by the file name (``agent-*`` = subagent, a UUID = main), else by the first
+  chain line; inline sidechain lines later in a main transcript are flagged ``sidechain`` only.
+* **Detection.** Qwen Code's chat logs share the line envelope but hold Gemini ``{role, parts}`` messages:
+  not claimed (docs/formats-notes.md).
 
 Rules chosen here (see docs/agent-log-formats.md §1):
 
@@ -81,6 +87,9 @@ _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 _AGENT_STEM_RE = re.compile(r"^agent-([A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)$")
 _ABSOLUTE_PATH_RE = re.compile(r"^(?:/|~|[A-Za-z]:[\\/]|\\\\)")
 _BAD_BRANCH_CHARS = re.compile(r"[\s\[\]~^:?*\\]")
+# A Gemini-style message (``"message": {"role": …, "parts"``) as written by Qwen Code, seen in a line cut by
+# the end of the detection head (quotes inside JSON strings are escaped, so text cannot fake it).
+_PARTS_MESSAGE_RE = re.compile(rb'"message"\s*:\s*\{\s*"role"\s*:\s*"[A-Za-z]+"\s*,\s*"parts"\s*:')
 _META_PREFIX_RE = re.compile(rb'^\{\s*"type"\s*:\s*"(?:file-history-snapshot|summary|queue-operation|custom-title|ai-title)"')
 _INTERRUPTED = "[Request interrupted by user"
 REWIND_SCAN_BYTES = 256 * 1024
@@ -97,8 +106,15 @@ def is_claude_record(obj: Any) -> bool:
         return False
     rtype = obj.get("type")
     if rtype in CHAIN_TYPES:
+        if is_gemini_style_message(obj.get("message")):
+            return False  # Qwen Code: Claude's envelope around a Gemini ``{role, parts}`` message
         return "uuid" in obj or "parentUuid" in obj or "isSidechain" in obj
     return rtype in META_TYPES and "payload" not in obj
+
+
+def is_gemini_style_message(message: Any) -> bool:
+    """``{role, parts: [...]}`` without ``content``: a Gemini ``Content``, not an Anthropic message."""
+    return isinstance(message, dict) and "parts" in message and "content" not in message
 
 
 def project_root(cwd: str) -> str:
@@ -139,6 +155,7 @@ class _State:
     path: Path
     report: ParseReport
     is_subagent: bool = False
+    role_known: bool = False  # main vs subagent settled (by the file name, else by the first chain line)
     messages: list[tuple[int, Message]] = field(default_factory=list)  # (line idx, message)
     skeleton: list[_Line] = field(default_factory=list)
     seen_texts: dict[str, int] = field(default_factory=dict)  # native id -> hash(text)
@@ -199,6 +216,9 @@ class ClaudeCodeParser:
         if stem_match:
             state.is_subagent = True
             state.agent_id = stem_match.group(1)
+        state.role_known = bool(stem_match) or is_uuid(stem)
+        if not state.role_known and start_offset > 0:
+            _settle_role_from_start(state)
         for idx, (offset, _end, obj) in enumerate(iter_jsonl(path, report, start_offset)):
             try:
                 _handle_record(state, idx, offset, obj)
@@ -217,8 +237,11 @@ class ClaudeCodeParser:
 
 def _content_verdict(head: bytes) -> bool | None:
     """True/False when the first decodable line says so, None when it cannot tell (empty, junk, unknown
-    JSON). Malformed lines are skipped so one corrupt first line does not hide a whole transcript."""
+    JSON). Malformed lines are skipped so one corrupt first line does not hide a whole transcript. A chain
+    line without a ``message`` (a ``system`` event) only leans yes: Qwen Code writes the same envelope, so the
+    first line that holds a message decides when there is one in the head."""
     lines = head.split(b"\n")
+    leaning: bool | None = None
     for position, raw in enumerate(lines):
         line = raw.strip()
         if not line:
@@ -229,18 +252,27 @@ def _content_verdict(head: bytes) -> bool | None:
                 obj = json.loads(line)
             except (ValueError, RecursionError):
                 continue
+            if not isinstance(obj, dict):
+                return leaning
+            if is_gemini_style_message(obj.get("message")) or obj.get("type") == "tool_result":
+                return False  # Qwen Code chat record
             if is_claude_record(obj):
+                if obj.get("type") == "system" and "message" not in obj:
+                    leaning = True
+                    continue
                 return True
-            if isinstance(obj, dict) and ("payload" in obj or "projectHash" in obj or "messages" in obj):
+            if "payload" in obj or "projectHash" in obj or "messages" in obj:
                 return False  # Codex envelope / Gemini header
-            return None
+            return leaning
+        if _PARTS_MESSAGE_RE.search(line):
+            return False
         prefix = line[:600]
         if b'"payload"' in prefix:
             return False
         if b'"parentUuid"' in prefix or b'"isSidechain"' in prefix or _META_PREFIX_RE.search(prefix):
             return True
-        return None
-    return None
+        return leaning
+    return leaning
 
 
 # --------------------------------------------------------------------------------------------- records
@@ -294,16 +326,34 @@ def _note_context(state: _State, obj: dict[str, Any]) -> None:
     branch = obj.get("gitBranch")
     if isinstance(branch, str) and branch and not _BAD_BRANCH_CHARS.search(branch):
         state.git_branch = branch
-    agent_id = obj.get("agentId")
-    if state.agent_id is None and isinstance(agent_id, str) and agent_id and obj.get("isSidechain") is True:
-        state.is_subagent = True
-        state.agent_id = agent_id
+    if not state.role_known:
+        _settle_role(state, obj)
     ts = state.timestamp
     if ts is not None:
         if state.first_ts is None or ts < state.first_ts:
             state.first_ts = ts
         if state.last_ts is None or ts > state.last_ts:
             state.last_ts = ts
+
+
+def _settle_role(state: _State, obj: dict[str, Any]) -> None:
+    """A file named neither ``agent-*`` nor by a UUID (a renamed copy) is a subagent transcript when its FIRST
+    chain line is a sidechain line with an ``agentId``. Later such lines are a subagent written inline into
+    the main transcript and flagged sidechain: they never turn the file into a subagent."""
+    state.role_known = True
+    agent_id = obj.get("agentId")
+    if isinstance(agent_id, str) and agent_id and obj.get("isSidechain") is True:
+        state.is_subagent = True
+        state.agent_id = agent_id
+
+
+def _settle_role_from_start(state: _State) -> None:
+    """For a resumed parse: the role is settled by the file's first chain line, not by the first new one."""
+    for _offset, _end, obj in iter_jsonl(state.path, ParseReport(path=str(state.path))):
+        if obj.get("type") in CHAIN_TYPES:
+            _settle_role(state, obj)
+            return
+    state.role_known = True
 
 
 def _base_flags(state: _State, obj: dict[str, Any]) -> set[str]:
@@ -601,13 +651,25 @@ def _session_id(state: _State) -> tuple[str, str | None]:
     first_sid = state.session_ids[0] if state.session_ids else None
     if not state.is_subagent:
         return (stem if is_uuid(stem) or not first_sid else first_sid), None
-    parent: str | None = None
-    if path.parent.name == "subagents" and is_uuid(path.parent.parent.name):
-        parent = path.parent.parent.name
-    elif first_sid:
-        parent = first_sid
+    parent = _parent_from_folder(path)
+    if parent is None and first_sid:
+        parent = _uuid_part(first_sid)
     agent = state.agent_id or stem
     return f"{parent or 'unknown'}:agent-{agent}", parent
+
+
+def _parent_from_folder(path: Path) -> str | None:
+    """``<uuid>/subagents/agent-*.jsonl`` or, for workflow runs, ``<uuid>/subagents/workflows/<run>/agent-*``."""
+    for folder in list(path.parents)[:4]:
+        if folder.name == "subagents" and is_uuid(folder.parent.name):
+            return folder.parent.name
+    return None
+
+
+def _uuid_part(session_id: str) -> str:
+    """Workflow agents write ``sessionId`` as ``<parent uuid>#agent-<id>``: the conversation is the uuid."""
+    head, sep, _rest = session_id.partition("#")
+    return head if sep and is_uuid(head) else session_id
 
 
 def _subagent_title(path: Path) -> str | None:
