@@ -704,3 +704,85 @@ def test_zstd_without_a_decompressor_is_skipped_with_a_clear_note(tmp_path: Path
     sessions, report = parse_file(target)
     assert sessions == []
     assert any("whatwasthat[zstd]" in note for note in report.notes)
+
+
+# ------------------------------------------------------------- TypeScript-era rollouts and untyped items
+# The Codex CLI before the Rust rewrite (codex-cli/src/utils/storage/save-rollout.ts in openai/codex) saved
+# each session as ONE pretty-printed JSON object, rewritten whole after every turn (2 s debounce):
+# ``~/.codex/sessions/rollout-YYYY-MM-DD-<uuid>.json`` = ``{"session": {timestamp, id, instructions},
+# "items": [Responses-API items]}``. ``instructions`` is the user's configured system text, not a prompt.
+
+TS_ID = "6f1b2c3d-4e5a-4b6c-8d7e-9f0a1b2c3d4e"
+TS_ROLLOUT = OWN / f"rollout-2025-04-22-{TS_ID}.json"
+
+
+def test_typescript_era_json_rollout_is_read() -> None:
+    from wwt.parsers import parser_for
+
+    assert parser_for(TS_ROLLOUT) is not None and parser_for(TS_ROLLOUT).platform == "codex-cli"
+    session, report = only(TS_ROLLOUT)
+    assert session.session_id == TS_ID
+    assert session.started_at == "2025-04-22T14:05:31.204Z"
+    assert user_texts(session) == [
+        "rename the Invoice.total field to amount_due across the repo",
+        "also update the CSV export header",  # an item with role + content but no "type"
+    ]
+    assert "run the linter" not in all_text(session)  # the instructions are never the user's words
+    assert counts(session) == {("user", "text"): 2, ("assistant", "thinking"): 1, ("assistant", "tool_call"): 2,
+                               ("user", "tool_result"): 2, ("assistant", "text"): 2}
+    results = [m for m in session.messages if m.kind == "tool_result"]
+    assert [m.tool_name for m in results] == ["shell", "shell"]
+    assert [FLAG_ERROR in m.flags for m in results] == [False, True]  # exit_code 1 in the output metadata
+    assert results[0].text.startswith("billing/invoice.py:12:")
+    assert report.bad_lines == 0
+
+
+def test_typescript_era_rollout_is_found_in_a_folder_walk(tmp_path: Path) -> None:
+    from wwt.parsers import discover
+
+    sessions_dir = tmp_path / ".codex" / "sessions"
+    sessions_dir.mkdir(parents=True)
+    shutil.copy(TS_ROLLOUT, sessions_dir / TS_ROLLOUT.name)
+    (sessions_dir / "notes.json").write_text('{"session": {"id": "x"}, "items": []}', encoding="utf-8")
+    found = [(p.name, parser.platform) for p, parser in discover([tmp_path])]
+    assert found == [(TS_ROLLOUT.name, "codex-cli")]
+
+
+def test_broken_typescript_era_rollout_is_counted_not_fatal(tmp_path: Path) -> None:
+    from wwt.parsers import parse_file
+
+    path = tmp_path / TS_ROLLOUT.name
+    path.write_bytes(TS_ROLLOUT.read_bytes()[:-300])  # cut while being rewritten
+    sessions, report = parse_file(path)
+    assert sessions == [] and report.bad_lines == 1 and report.platform == "codex-cli"
+    doc = json.loads(TS_ROLLOUT.read_text(encoding="utf-8"))
+    doc["items"].insert(1, "not an item")
+    path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    (session,), report = parse_file(path)
+    assert report.bad_lines == 1 and len(user_texts(session)) == 2
+
+
+def test_response_item_without_type_keeps_its_text(tmp_path: Path) -> None:
+    """The Responses API accepts an input message as just ``{role, content}`` (``type`` optional): such an
+    item in a rollout is a message like any other, in the envelope and in a pre-envelope file."""
+    path = write_jsonl(tmp_path / f"rollout-2026-03-05T08-00-00-{OWN_ID}.jsonl", [
+        envelope("2026-03-05T08:00:00.000Z", "session_meta", {"id": OWN_ID, "cwd": "/w/app"}),
+        envelope("2026-03-05T08:00:01.000Z", "response_item",
+                 {"role": "user", "content": [{"type": "input_text", "text": "why is the cache cold after deploy"}]}),
+        envelope("2026-03-05T08:00:05.000Z", "response_item",
+                 {"role": "assistant", "content": [{"type": "output_text", "text": "The warmup job runs before the new pods are ready."}]}),
+    ])
+    session, report = only(path)
+    assert [(m.role, m.text) for m in session.messages] == [
+        ("user", "why is the cache cold after deploy"),
+        ("assistant", "The warmup job runs before the new pods are ready."),
+    ]
+    assert report.unknown_records == 0
+
+    legacy = write_jsonl(tmp_path / f"rollout-2025-06-01T08-00-00-{OWN_ID}.jsonl", [
+        {"id": OWN_ID, "timestamp": "2025-06-01T08:00:00.000Z", "instructions": None},
+        {"record_type": "state"},
+        {"role": "user", "content": [{"type": "input_text", "text": "bump the base image"}]},
+    ])
+    session, report = only(legacy)
+    assert user_texts(session) == ["bump the base image"] and report.unknown_records == 0

@@ -1,7 +1,10 @@
 """Codex CLI rollouts (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl[.zst]``, ``archived_sessions/``).
 
 Accepts the pre-envelope mid-2025 shape (bare header ``{id, timestamp}`` + bare items, ``record_type`` markers)
-and the envelope ``{timestamp, type, payload}`` of 0.3x → 0.1xx (agent-log-formats.md §3).
+and the envelope ``{timestamp, type, payload}`` of 0.3x → 0.1xx (agent-log-formats.md §3), and the TypeScript
+CLI's ``sessions/rollout-YYYY-MM-DD-<uuid>.json``: one JSON object ``{"session": {timestamp, id, instructions},
+"items": [...]}`` rewritten whole after each turn (docs/formats-notes.md). ``instructions`` is configured text,
+never indexed; items carry no time of their own and take ``session.timestamp`` (the last save).
 
 Decisions:
 * One Session per file, identified by the FIRST ``session_meta`` (the file's own thread). Later
@@ -45,6 +48,7 @@ from wwt.parsers.common import (
     flatten_text,
     iso_timestamp,
     iter_jsonl,
+    load_json_file,
     lookback_offset,
     nfc,
     render_tool_call,
@@ -174,6 +178,11 @@ class CodexCliParser:
         report.platform = PLATFORM
         path = Path(path)
         state = _RolloutState(path, report)
+        if path.name.endswith(".json"):  # rewritten whole: always parsed whole
+            session = _parse_json_rollout(state)
+            if session is not None:
+                yield session
+            return
         if start_offset:
             for _offset, _end, obj in _records(path, ParseReport(path=str(path))):
                 state.read_header(obj)  # identity/cwd/branch of the file, without its messages
@@ -213,13 +222,19 @@ _ENVELOPE_LINE = re.compile(
 )
 
 
+_JSON_ROLLOUT_START = re.compile(rb'^\s*\{\s*"session"\s*:\s*\{')
+
+
 def looks_like_codex(path: Path, head: bytes) -> bool:
-    """A rollout: ``*.jsonl.zst`` named ``rollout-*`` (or zstd magic), or a ``.jsonl`` whose first valid
-    line is a Codex envelope / legacy header. A junk line before it and a first line longer than ``head``
-    (a ``session_meta`` with big ``base_instructions``) are tolerated."""
+    """A rollout: ``*.jsonl.zst`` named ``rollout-*`` (or zstd magic), a TypeScript-era ``rollout-*.json``
+    opening with its ``"session"`` object, or a ``.jsonl`` whose first valid line is a Codex envelope / legacy
+    header. A junk line before it and a first line longer than ``head`` (a ``session_meta`` with big
+    ``base_instructions``) are tolerated."""
     name = path.name
     if is_zstd(path, head):
         return "rollout-" in name or (head.startswith(ZSTD_MAGIC) and ".jsonl" in name)
+    if name.endswith(".json"):
+        return "rollout-" in name and bool(_JSON_ROLLOUT_START.match(head))
     if not name.endswith(".jsonl"):
         return False
     for raw in head.split(b"\n")[:20]:
@@ -455,6 +470,41 @@ def _content_text(content: Any) -> str:
     return "\n\n".join(t for t in texts if t.strip())
 
 
+def is_untyped_message(item: dict[str, Any]) -> bool:
+    """``{role, content}`` without ``type``: the Responses API's short form of an input message."""
+    return "type" not in item and isinstance(item.get("role"), str) and "content" in item
+
+
+def _parse_json_rollout(state: _RolloutState) -> Session | None:
+    """The TypeScript CLI's whole-file rollout; a bad item is counted, a cut or broken file yields nothing."""
+    report = state.report
+    data = load_json_file(state.path, report)
+    if data is None:
+        return None
+    meta = data.get("session") if isinstance(data, dict) else None
+    items = data.get("items") if isinstance(data, dict) else None
+    if not isinstance(meta, dict) or not isinstance(items, list):
+        report.bad_lines += 1
+        report.note("not a {session, items} rollout object")
+        return None
+    meta_id = meta.get("id")
+    if isinstance(meta_id, str) and meta_id.strip():
+        state.session_id = meta_id.strip()
+    ts = iso_timestamp(meta.get("timestamp"))
+    state.started_at = ts
+    instructions = meta.get("instructions")
+    if isinstance(instructions, str) and instructions.strip():
+        report.skipped_messages += 1
+    for index, item in enumerate(items):
+        report.lines += 1
+        state.line += 1
+        if not isinstance(item, dict):
+            report.bad_lines += 1
+            continue
+        state._item(index, item, ts)
+    return state.session()
+
+
 class _RolloutState:
     def __init__(self, path: Path, report: ParseReport) -> None:
         self.path = path
@@ -550,14 +600,14 @@ class _RolloutState:
             return  # legacy state marker
         if self.line == 1 and self.read_header(obj):
             return
-        if self.legacy and kind in RESPONSE_ITEM_TYPES:
+        if self.legacy and (kind in RESPONSE_ITEM_TYPES or is_untyped_message(obj)):
             self._item(offset, obj, ts or self.started_at)
             return
         self.report.unknown_records += 1
 
     def _item(self, offset: int, item: dict[str, Any], ts: str | None) -> None:
         itype = item.get("type")
-        if itype == "message":
+        if itype == "message" or is_untyped_message(item):
             role = item.get("role")
             text = _content_text(item.get("content"))
             if role == "user":
