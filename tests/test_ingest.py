@@ -448,3 +448,48 @@ def test_kill_9_mid_ingest_then_a_rerun_converges_to_a_clean_ingest(env, clean_c
     assert_indexes_match(store, indexes)
     already = store.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] - len(emb.texts)
     assert already >= 3  # the work the killed process committed was reused, not redone
+
+
+QWEN_LOG = Path(__file__).parent / "fixtures" / "qwen" / "3c9d7e12-6a4b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"
+
+
+def _folder_with_strangers(env) -> None:
+    """One real log, one log its parser accepts but that holds no messages, and two files no parser reads."""
+    env.copy("claude-code/spotter__short.jsonl", "claude-code/episodic-memory__medium-conversation.jsonl")
+    (env.logs / "qwen" / "chats").mkdir(parents=True)
+    shutil.copyfile(QWEN_LOG, env.logs / "qwen" / "chats" / QWEN_LOG.name)
+    (env.logs / "tsconfig.json").write_text('{"compilerOptions": {}}', encoding="utf-8")
+
+
+def test_a_folder_ingest_counts_and_names_the_files_it_passes_over(env):
+    _folder_with_strangers(env)
+    summary, _ = env.ingest()
+    assert summary.files_seen == 2 and summary.files_parsed == 2
+    assert summary.files_unrecognised == 2
+    assert sorted(Path(p).name for p in summary.unrecognised) == sorted([QWEN_LOG.name, "tsconfig.json"])
+    assert "episodic-memory__medium-conversation.jsonl: no conversation messages" in summary.notes
+    again, _ = env.ingest()  # the count is about this run's folder walk, not about parsing
+    assert again.files_unrecognised == 2 and again.files_skipped == 2
+
+
+def test_cli_ingest_reports_unrecognised_files_as_count_names_and_json(env, model_dir):
+    _folder_with_strangers(env)
+    cli_env = {**os.environ, "WWT_HOME": str(env.home), "WWT_MODEL_DIR": str(model_dir), "COLUMNS": "120",
+               "NO_COLOR": "1"}
+
+    def wwt(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "wwt", "ingest", str(env.logs), *args], capture_output=True,
+                              text=True, env=cli_env, timeout=600)
+
+    verbose = wwt("-v")
+    assert verbose.returncode == 0, verbose.stderr[-500:]
+    assert "2 file(s) not recognised as an agent log, skipped" in verbose.stdout
+    listed = [line.strip() for line in verbose.stdout.splitlines()]
+    assert str(env.logs / "tsconfig.json") in listed and str(env.logs / "qwen" / "chats" / QWEN_LOG.name) in listed
+    assert "episodic-memory__medium-conversation.jsonl: no conversation messages" in listed
+    plain = wwt()
+    assert "2 file(s) not recognised as an agent log, skipped; -v lists them" in plain.stdout
+    assert "tsconfig.json" not in plain.stdout
+    as_json = json.loads(wwt("--json").stdout)
+    assert as_json["files_unrecognised"] == 2
+    assert sorted(Path(p).name for p in as_json["unrecognised"]) == sorted([QWEN_LOG.name, "tsconfig.json"])

@@ -122,3 +122,51 @@ def test_discover_yields_each_file_once_even_through_two_roots(tmp_path):
     project = _claude_tree(tmp_path / "claude")
     paths = [p for p, _ in discover([project, project / "55604662-cf2a-4331-851a-ec234028f8ca.jsonl"])]
     assert len(paths) == len({os.path.realpath(p) for p in paths}) == 2
+
+
+# ------------------------------------------------------------------ accepted-but-empty and passed-over files
+
+QWEN = Path(__file__).parent / "fixtures" / "qwen" / "3c9d7e12-6a4b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"
+
+
+def _empty_logs(folder: Path) -> dict[str, Path]:
+    """One log per platform that its parser accepts but that holds no conversation."""
+    from parser_helpers import write_jsonl
+
+    claude = folder / "claude.jsonl"
+    shutil.copy(REAL / "claude-code" / "episodic-memory__medium-conversation.jsonl", claude)  # snapshots only
+    gemini = write_jsonl(folder / "session-2026-05-02T09-15-0badf00d.jsonl",
+                         [{"sessionId": "0badf00d-0000-4000-8000-000000000000", "projectHash": "h",
+                           "startTime": "2026-05-02T09:15:00Z"}])
+    codex = write_jsonl(folder / "rollout-2026-03-04T10-20-30-0199bbbb-1111-7222-8333-444455556666.jsonl",
+                        [{"timestamp": "2026-03-04T10:20:30.000Z", "type": "session_meta",
+                          "payload": {"id": "0199bbbb-1111-7222-8333-444455556666", "cwd": "/w"}}])
+    return {"claude-code": claude, "gemini-cli": gemini, "codex-cli": codex}
+
+
+def test_an_accepted_file_without_messages_says_so_for_every_platform(tmp_path):
+    for platform, path in _empty_logs(tmp_path).items():
+        sessions, report = parse_file(path)
+        assert report.platform == platform
+        assert not any(s.messages for s in sessions)
+        assert report.notes.count("no conversation messages") == 1, (platform, report.notes)
+
+
+def test_a_resumed_parse_with_nothing_new_is_not_noted(tmp_path):
+    path = MINE / "korean_nfd.jsonl"
+    size = path.stat().st_size
+    sessions, report = parse_file(path, size)
+    assert report.notes == []
+
+
+def test_discover_lists_the_candidate_files_no_parser_accepts(tmp_path):
+    logs = tmp_path / "logs"
+    (logs / "qwen" / "chats").mkdir(parents=True)
+    shutil.copy(QWEN, logs / "qwen" / "chats" / QWEN.name)
+    (logs / "package.json").write_text('{"name": "x"}', encoding="utf-8")
+    (logs / "readme.txt").write_text("not a candidate", encoding="utf-8")  # not even looked at
+    shutil.copy(REAL / "claude-code" / "spotter__short.jsonl", logs / "short.jsonl")
+    passed_over: list[Path] = []
+    found = [p.name for p, _ in discover([logs], passed_over)]
+    assert found == ["short.jsonl"]
+    assert sorted(p.name for p in passed_over) == sorted([QWEN.name, "package.json"])

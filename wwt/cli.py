@@ -123,7 +123,8 @@ def ingest(
     paths: list[Path] = typer.Argument(
         None, help="Log files or folders (any depth). None = every agent's default log locations."
     ),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Per-file notes."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Per-file notes, unrecognised files' names."),
+    as_json: bool = typer.Option(False, "--json", help="The summary as JSON (see docs/cli.md)."),
 ) -> None:
     """Archive and index agent conversation logs (incremental: unchanged files are skipped)."""
     from wwt.present import render_ingest_summary, rich_progress
@@ -131,6 +132,11 @@ def ingest(
     memory = _memory()
     with rich_progress(err_console) as progress:
         summary = memory.ingest(list(paths) if paths else None, progress=progress)
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(summary.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        return
     render_ingest_summary(console, summary, verbose=verbose)
     if not summary.files_seen:
         where = "in " + ", ".join(str(p) for p in paths) if paths else "in the agents' default log folders"

@@ -36,6 +36,7 @@ FINGERPRINT_BYTES = 4096
 EMBED_BATCH = 16  # texts per embedder call; vectors are committed after each call
 FLUSH_EVERY_S = 60.0  # long first ingests publish to the indexes this often, so search sees progress
 LOCK_FILE = "ingest.lock"
+UNRECOGNISED_LISTED = 50  # names of unrecognised files kept in the summary (all are counted)
 
 Progress = Callable[[int, int, "str | None"], Any]
 
@@ -60,10 +61,17 @@ class IngestSummary:
     seconds: float = 0.0
     index_repair: dict | None = None
     notes: list[str] = field(default_factory=list)  # "path: note" lines, bounded
+    files_unrecognised: int = 0  # .json/.jsonl files under the given paths that no parser accepts
+    unrecognised: list[str] = field(default_factory=list)  # their paths, the first UNRECOGNISED_LISTED
 
     def note(self, text: str) -> None:
         if len(self.notes) < 200:
             self.notes.append(text)
+
+    def passed_over(self, path: Path) -> None:
+        self.files_unrecognised += 1
+        if len(self.unrecognised) < UNRECOGNISED_LISTED:
+            self.unrecognised.append(str(path))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -106,12 +114,15 @@ def resume_offset(path: Path, size: int, row: Any) -> int:
     return row.consumed_offset if same else 0
 
 
-def iter_log_files(paths: Iterable[Path] | None) -> Iterator[tuple[Path, str | None]]:
-    """(file, platform) for explicit files/folders (any depth), or every platform's default locations."""
+def iter_log_files(
+    paths: Iterable[Path] | None, unrecognised: list[Path] | None = None
+) -> Iterator[tuple[Path, str | None]]:
+    """(file, platform) for explicit files/folders (any depth), or every platform's default locations.
+    Candidate files no parser accepts are appended to ``unrecognised`` when given."""
     from wwt import parsers
 
     roots = None if paths is None else [Path(p).expanduser() for p in paths]
-    for path, found in parsers.discover(roots):
+    for path, found in parsers.discover(roots, unrecognised):
         yield Path(path), _platform_of(found)
 
 
@@ -361,8 +372,11 @@ def ingest(
         mended = [r for r in repairs if r is not None and r.changed]  # a new archive's first indexes: none
         if mended:
             run.summary.index_repair = asdict(mended[-1])
-        files = list(iter_log_files(paths))
+        passed_over: list[Path] = []
+        files = list(iter_log_files(paths, passed_over if paths is not None else None))
         run.summary.files_seen = len(files)
+        for path in passed_over:  # only for given paths: the default folders hold other agent files too
+            run.summary.passed_over(path)
         found = {p.resolve() for p, _ in files}
         for p in paths or []:
             if Path(p).is_file() and Path(p).resolve() not in found:

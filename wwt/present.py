@@ -239,6 +239,15 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
         f"chunks: +{g('chunks_added')} -{g('chunks_removed')}   embedded: {g('chunks_embedded')}   "
         f"bad lines: {g('bad_lines')}   ({g('seconds'):.1f} s)"
     )
+    unrecognised = g("files_unrecognised")
+    if unrecognised:
+        hint = "" if verbose else "; -v lists them"
+        console.print(f"[yellow]{unrecognised} file(s) not recognised as an agent log, skipped{hint}[/]")
+        if verbose:
+            for name in getattr(summary, "unrecognised", None) or []:
+                console.print(Text(f"  {terminal_safe(name)}", style="dim"), soft_wrap=True)  # one path a line
+            if unrecognised > len(getattr(summary, "unrecognised", None) or []):
+                console.print(Text("  …", style="dim"))
     repaired = repair_line(getattr(summary, "index_repair", None))
     if repaired:  # a crash or a damaged index file was mended from SQLite (no re-embedding)
         console.print(Text(repaired, style="dim"))

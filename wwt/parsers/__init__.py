@@ -23,6 +23,9 @@ PARSERS: list[SessionParser] = [
     CodexCliParser(),
 ]
 
+NO_MESSAGES = "no conversation messages"
+NOT_RECOGNISED = "not a recognised agent log"
+
 # Files worth opening while walking a folder; the parsers' ``detect`` decides the rest.
 CANDIDATE_SUFFIXES = (".jsonl", ".json", ".jsonl.zst")
 _SKIP_SUFFIXES = (".meta.json",)
@@ -53,7 +56,7 @@ def parse_file(path: Path | str, start_offset: int = 0) -> tuple[list[Session], 
     sessions: list[Session] = []
     parser = parser_for(path)
     if parser is None:
-        report.note("not a recognised agent log")
+        report.note(NOT_RECOGNISED)
         return sessions, report
     report.platform = parser.platform
     try:
@@ -61,6 +64,8 @@ def parse_file(path: Path | str, start_offset: int = 0) -> tuple[list[Session], 
             sessions.append(session)
     except Exception as exc:  # parser bug: keep what we have, say so in one line
         report.note(f"parser error: {type(exc).__name__}: {exc}"[:200])
+    if start_offset == 0 and not any(s.messages for s in sessions):
+        report.note(NO_MESSAGES)  # accepted but empty: the ingest summary says so for every platform
     if redaction_enabled():
         _redact_sessions(sessions, report)
     return sessions, report
@@ -78,10 +83,13 @@ def _redact_sessions(sessions: list[Session], report: ParseReport) -> None:
             report.redactions += count
 
 
-def discover(roots: Iterable[Path | str] | None = None) -> Iterator[tuple[Path, SessionParser]]:
+def discover(
+    roots: Iterable[Path | str] | None = None, unrecognised: list[Path] | None = None
+) -> Iterator[tuple[Path, SessionParser]]:
     """Every parseable log under ``roots`` (files or folders, any depth) or, by default, under each parser's
     ``default_roots()``. Symlinks are followed once (loops are cut), unreadable folders are skipped, and a
-    file reachable twice is yielded once."""
+    file reachable twice is yielded once. Files looked at that no parser accepts are appended to
+    ``unrecognised`` when given (so a folder ingest can say what it passed over)."""
     if roots is None:
         roots = [root for parser in PARSERS for root in parser.default_roots()]
     seen_files: set[str] = set()
@@ -98,6 +106,8 @@ def discover(roots: Iterable[Path | str] | None = None) -> Iterator[tuple[Path, 
             parser = parser_for(path)
             if parser is not None:
                 yield path, parser
+            elif unrecognised is not None:
+                unrecognised.append(path)
 
 
 def _is_candidate(name: str) -> bool:

@@ -735,8 +735,7 @@ class _RolloutState:
 
     def session(self) -> Session | None:
         if not self.messages:
-            self.report.note("no conversation messages")
-            return None
+            return None  # parse_file notes an accepted file with no messages
         session_id = self.session_id or session_id_from_name(self.path)
         if session_id is None:
             session_id = self.path.name.split(".", 1)[0]

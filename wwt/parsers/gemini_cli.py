@@ -379,8 +379,7 @@ def _build_session(
         else:
             record_messages(msg_id, record, scratch, seen_results, flags)
     if not messages:
-        report.note("no conversation messages")
-        return None
+        return None  # parse_file notes an accepted file with no messages
     phash = meta.get("projectHash") if isinstance(meta.get("projectHash"), str) else None
     root = resolve_project_root(path, phash)
     stamps = [m.timestamp for m in messages if m.timestamp]
