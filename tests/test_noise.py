@@ -104,3 +104,19 @@ def test_empty_and_whitespace():
     assert clean_user_text("") is None
     assert clean_user_text("  \n ") is None
     assert strip_injected_tags("") == ""
+
+
+def test_command_contents_the_expanded_command_body_is_stripped():
+    """Claude Code has written a custom command's expanded body as ``<command-contents>`` (a JSON text block
+    in older versions) next to the name and args: the body is the command file, not what the user typed."""
+    echo = (
+        "<command-message>user:grammar is running…</command-message>\n<command-name>user:grammar</command-name>\n"
+        "<command-args>docs/setup.md</command-args>\n<command-contents>{\n  \"type\": \"text\",\n"
+        "  \"text\": \"# Documentation Review\\n\\n1. Check all documentation files for spelling errors\"\n}"
+        "</command-contents>"
+    )
+    assert clean_user_text(echo) == "/user:grammar docs/setup.md"
+    bare = "<command-name>/init</command-name><command-args></command-args><command-contents>Analyze this codebase" \
+           " and create a CLAUDE.md file</command-contents>"
+    assert clean_user_text(bare) is None
+    assert clean_user_text("<command-contents>Analyze this codebase</command-contents>") is None

@@ -2,7 +2,8 @@
 parsers. Rules are DATA (``TAG_RULES``, ``PATTERN_RULES``, ``WHOLE_MESSAGE_RULES``), each with an example the
 tests replay, so adding a rule is one table row.
 
-Slash commands (Claude ``<command-name>…<command-args>``): a command typed with arguments keeps
+Slash commands (Claude ``<command-name>…<command-args>``, the expanded command file in ``<command-contents>``,
+never kept): a command typed with arguments keeps
 ``"/name args"`` as the user text (the arguments carry intent: ``/review-pr 123``, custom commands with a
 request); a bare command (``/clear``, ``/compact``, ``/model``, ``/mcp``) is a UI action and the message is
 dropped (``clean_user_text`` returns None).
@@ -46,6 +47,7 @@ TAG_RULES: tuple[TagRule, ...] = (
     TagRule("bash-stderr", "claude", "<bash-stderr>not found</bash-stderr>", None),
     TagRule("ide_opened_file", "claude", "<ide_opened_file>opened a.py</ide_opened_file>why slow?", "why slow?"),
     TagRule("ide_selection", "claude", "<ide_selection>x = 1</ide_selection>", None),
+    TagRule("command-contents", "claude", "<command-contents>Analyze this codebase</command-contents>", None),
     TagRule("tick", "claude", "<tick>3</tick>", None),
     TagRule("goal", "claude", "<goal>ship it</goal>", None),
     TagRule("environment_context", "codex", "<environment_context><cwd>/r</cwd></environment_context>", None),
@@ -122,7 +124,7 @@ _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
-_COMMAND_PARTS = re.compile(r"<(command-name|command-message|command-args)>.*?</\1>", re.DOTALL)
+_COMMAND_PARTS = re.compile(r"<(command-name|command-message|command-args|command-contents)>.*?</\1>", re.DOTALL)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 
 # Cheap pre-check: text without any of these cannot match a rule (most assistant text and tool output).
