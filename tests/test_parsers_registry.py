@@ -170,3 +170,14 @@ def test_discover_lists_the_candidate_files_no_parser_accepts(tmp_path):
     found = [p.name for p, _ in discover([logs], passed_over)]
     assert found == ["short.jsonl"]
     assert sorted(p.name for p in passed_over) == sorted([QWEN.name, "package.json"])
+
+
+def test_the_no_messages_note_survives_a_file_full_of_other_notes(tmp_path):
+    """The ingest summary keeps a file's first notes only: why a file gave nothing comes first."""
+    junk = [f"{{broken json line {i}" for i in range(30)]
+    head = '{"type":"summary","summary":"Refund rounding","leafUuid":"x"}'
+    path = tmp_path / "0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d.jsonl"
+    path.write_text("\n".join([head, *junk]) + "\n", encoding="utf-8")
+    sessions, report = parse_file(path)
+    assert report.platform == "claude-code" and report.bad_lines == 30
+    assert report.notes[0] == "no conversation messages"

@@ -65,7 +65,8 @@ def parse_file(path: Path | str, start_offset: int = 0) -> tuple[list[Session], 
     except Exception as exc:  # parser bug: keep what we have, say so in one line
         report.note(f"parser error: {type(exc).__name__}: {exc}"[:200])
     if start_offset == 0 and not any(s.messages for s in sessions):
-        report.note(NO_MESSAGES)  # accepted but empty: the ingest summary says so for every platform
+        # Accepted but empty: said for every platform, first (the ingest summary keeps a file's first notes).
+        report.notes.insert(0, NO_MESSAGES)
     if redaction_enabled():
         _redact_sessions(sessions, report)
     return sessions, report
