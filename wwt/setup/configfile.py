@@ -8,7 +8,7 @@ which is what makes a second ``wwt setup`` byte-identical.
 from __future__ import annotations
 
 import difflib
-import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,66 +20,96 @@ from tomlkit.exceptions import ParseError as TomlParseError
 
 from wwt.errors import WwtError
 from wwt.fileio import atomic_write
+from wwt.setup import jsonedit
 
 
 class ConfigFormatError(WwtError):
-    """A config file we were asked to edit is not valid JSON/TOML: we refuse rather than overwrite it."""
+    """A config file we were asked to edit cannot be edited safely (not valid JSON/TOML, unreadable, a broken
+    symlink, read-only): we refuse with one line rather than overwrite it."""
 
 
 Transform = Callable[[str | None], str | None]
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text, or None when it does not exist."""
+    """The file's text exactly as stored (CRLF stays CRLF), or None when it does not exist."""
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as fh:
+            return fh.read()
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
         raise ConfigFormatError(f"{path} is not UTF-8 text; not touching it") from exc
+    except OSError as exc:
+        raise ConfigFormatError(f"{path}: cannot read it ({exc.strerror or exc}); not touching it") from exc
+
+
+def write_target(path: Path) -> Path:
+    """The file an edit of ``path`` really writes: ``path`` itself, or for a symlink (dotfiles repos keep these
+    files as links) the file it points to, so the link survives. A broken link or a loop is refused."""
+    if not path.is_symlink():
+        return path
+    try:
+        return Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError as exc:
+        raise ConfigFormatError(
+            f"{path} is a symlink to {os.readlink(path)}, which does not exist; not touching it"
+        ) from exc
+    except OSError as exc:
+        raise ConfigFormatError(f"{path} is a symlink loop ({exc.strerror or exc}); not touching it") from exc
+
+
+def check_writable(path: Path) -> None:
+    """Refuse a file the user made read-only (no write bit; a read-only file system, e.g. a Nix store link):
+    replacing it by rename would work, but it would undo their choice."""
+    target = write_target(path)
+    via = f" (a symlink to {target})" if target != path else ""
+    hint = "; make it writable or add the entries yourself (see `wwt setup --dry-run`)"
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and (not mode & 0o222 or not os.access(target, os.W_OK)):
+        raise ConfigFormatError(f"{path}{via} is read-only{hint}")
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigFormatError(f"{path}{via}: its folder {folder} is not writable{hint}")
+
+
+def _parse_json(text: str | None, path: Path) -> jsonedit.Node | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        root = jsonedit.parse(text)
+    except jsonedit.JsonSyntaxError as exc:
+        raise ConfigFormatError(f"{path} is not valid JSON ({exc}); fix it or move it away, then re-run") from exc
+    if root.kind != "object":
+        raise ConfigFormatError(f"{path} does not hold a JSON object; not touching it")
+    return root
 
 
 def parse_json_object(text: str | None, path: Path) -> dict[str, Any]:
-    """A JSON object from ``text`` (missing or blank file = empty object); anything else is refused."""
-    if text is None or not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigFormatError(
-            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it or move it away, then re-run"
-        ) from exc
-    if not isinstance(data, dict):
-        raise ConfigFormatError(f"{path} does not hold a JSON object; not touching it")
-    return data
-
-
-def detect_indent(text: str | None) -> int | str:
-    """Keep the file's own indentation (Claude writes 2 spaces; users may use 4 or tabs)."""
-    if not text:
-        return 2
-    for line in text.splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            lead = line[: len(line) - len(stripped)]
-            return "\t" if lead.startswith("\t") else len(lead)
-    return 2
-
-
-def dump_json(data: dict[str, Any], like: str | None) -> str:
-    return json.dumps(data, indent=detect_indent(like), ensure_ascii=False) + "\n"
+    """A JSON object from ``text`` (missing or blank file = empty object); anything else is refused, including
+    what only lenient readers accept (NaN, Infinity, a key twice)."""
+    root = _parse_json(text, path)
+    return root.to_python() if root is not None else {}
 
 
 def json_transform(path: Path, change: Callable[[dict[str, Any]], None]) -> Transform:
-    """Wrap an in-place dict edit as a text transform that leaves the text alone when nothing changed."""
+    """Wrap an in-place dict edit as a text transform that rewrites only the changed parts of the text (and
+    leaves it alone when nothing changed)."""
 
     def transform(old: str | None) -> str | None:
-        data = parse_json_object(old, path)
-        before = json.loads(json.dumps(data))
+        root = _parse_json(old, path)
+        data = root.to_python() if root is not None else {}
         change(data)
-        if data == before:
+        if jsonedit.same(data, root.to_python() if root is not None else {}):
             return old
-        return dump_json(data, old)
+        if root is None:
+            return jsonedit.dumps(data)
+        return jsonedit.edit(old or "", root, data)
 
     return transform
 
@@ -118,7 +148,7 @@ class FileEdit:
     what: str  # one line for the summary, e.g. "Claude Code hooks (Stop, SessionEnd)"
 
     def preview(self) -> tuple[str | None, str | None]:
-        old = read_text(self.path)
+        old = read_text(write_target(self.path))
         return old, self.transform(old)
 
 
@@ -149,18 +179,21 @@ def apply_edit(edit: FileEdit, attempts: int = 3) -> Path | None:
     """Write the edit if it changes the file; returns the backup path (None: unchanged or new file).
 
     The agents themselves rewrite some of these files while running (Claude Code's ``.claude.json``), so the
-    text is re-read right before the rename and the edit is redone if someone wrote in between."""
+    text is re-read right before the rename and the edit is redone if someone wrote in between. A symlink is
+    written through (the target is replaced atomically, the link stays); the backup lies beside the link."""
+    target = write_target(edit.path)
     for _ in range(attempts):
-        old = read_text(edit.path)
+        old = read_text(target)
         new = edit.transform(old)
         if new == old or new is None:
             return None
-        if read_text(edit.path) != old:
+        check_writable(edit.path)
+        if read_text(target) != old:
             continue
         backup = None
         if old is not None:
             backup = backup_path(edit.path)
-            atomic_write(backup, old, default_mode=edit.path.stat().st_mode & 0o7777)
-        atomic_write(edit.path, new)
+            atomic_write(backup, old, default_mode=target.stat().st_mode & 0o7777)
+        atomic_write(target, new)
         return backup
     raise WwtError(f"{edit.path} kept changing while wwt tried to edit it; close the agent and re-run")

@@ -27,7 +27,7 @@ from wwt.setup.common import (
     propagated_env,
     wwt_base_command,
 )
-from wwt.setup.configfile import FileEdit, Transform, apply_edit, read_text, unified_diff
+from wwt.setup.configfile import FileEdit, Transform, apply_edit, check_writable, read_text, unified_diff
 from wwt.setup.state import SetupState
 
 AGENTS: tuple[ModuleType, ...] = (claude, gemini, codex)
@@ -175,7 +175,9 @@ def apply_plan(plan: Plan) -> list[str]:
     """Apply every change; returns one line per thing done (for the summary)."""
     done: list[str] = []
     for edit in [*plan.edits, *(step.fallback for step in plan.cli_steps)]:
-        edit.preview()  # every file must parse before any is written: all or nothing on bad config
+        old, new = edit.preview()  # every file must parse before any is written: all or nothing on bad config
+        if old != new and edit in plan.edits:
+            check_writable(edit.path)  # likewise a read-only file stops the run before any write
     for edit in plan.edits:
         old, new = edit.preview()
         if old == new:
