@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
-from tomlkit.exceptions import ParseError as TomlParseError
+from tomlkit.exceptions import TOMLKitError
 
 from wwt.errors import WwtError
 from wwt.fileio import atomic_write
-from wwt.setup import jsonedit
+from wwt.setup import jsonedit, tomledit
 
 
 class ConfigFormatError(WwtError):
@@ -119,22 +119,26 @@ def parse_toml(text: str | None, path: Path) -> tomlkit.TOMLDocument:
         return tomlkit.document() if text is None else tomlkit.parse(text)
     try:
         return tomlkit.parse(text)
-    except TomlParseError as exc:
+    except TOMLKitError as exc:
         raise ConfigFormatError(
             f"{path} is not valid TOML ({exc}); fix it or move it away, then re-run"
         ) from exc
 
 
 def toml_transform(path: Path, change: Callable[[tomlkit.TOMLDocument], None]) -> Transform:
-    """Like ``json_transform`` but through tomlkit, which keeps comments, order and formatting."""
+    """Like ``json_transform`` but through tomlkit, which keeps comments, order and formatting; whole tables
+    are added and removed as text (``tomledit``) so that uninstall gives the bytes back."""
 
     def transform(old: str | None) -> str | None:
         doc = parse_toml(old, path)
         before = doc.unwrap()
         change(doc)
-        if doc.unwrap() == before:
+        after = doc.unwrap()
+        if after == before:
             return old
-        return tomlkit.dumps(doc)
+        new = tomlkit.dumps(doc)
+        spliced = tomledit.splice(old or "", new, before, after)
+        return spliced if spliced is not None else tomledit.keep_layout(old or "", new, after)
 
     return transform
 
