@@ -32,6 +32,7 @@ EVENTS = ("Stop",)
 HOOK_TIMEOUT_S = 10
 FEATURE_KEYS = ("hooks", "codex_hooks")  # renamed codex_hooks -> hooks in 0.129
 RENAME_VERSION = (0, 129, 0)
+TABLE_SWITCH = "codex:table.features"  # did [features] exist before setup?
 
 
 def config_dir() -> Path:
@@ -113,12 +114,14 @@ def hook_edits(command: str, uninstall: bool, state: SetupState, version: tuple[
                     features[k] = value
                 elif k in features:
                     del features[k]
-            if features is not None and len(features) == 0:
-                del doc["features"]
+            table_prior = state.prior(TABLE_SWITCH)
+            if features is not None and len(features) == 0 and not (table_prior and table_prior[0]):
+                del doc["features"]  # only a table setup created (the user's own empty [features] stays)
             return
         features = _features_table(doc, create=False)
         if features is not None and any(features.get(k) is True for k in FEATURE_KEYS):
             return
+        state.remember(TABLE_SWITCH, features is not None, None)
         features = _features_table(doc, create=True)
         state.remember(switch, key in features, features.get(key))
         features[key] = True

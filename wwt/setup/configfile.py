@@ -132,7 +132,12 @@ def toml_transform(path: Path, change: Callable[[tomlkit.TOMLDocument], None]) -
     def transform(old: str | None) -> str | None:
         doc = parse_toml(old, path)
         before = doc.unwrap()
-        change(doc)
+        try:
+            change(doc)
+        except (TOMLKitError, ValueError) as exc:  # e.g. our table under an inline `mcp_servers = {…}`
+            raise ConfigFormatError(
+                f"{path}: wwt cannot add its entries to this layout ({str(exc)[:120]}); add them yourself"
+            ) from exc
         after = doc.unwrap()
         if after == before:
             return old
