@@ -10,15 +10,14 @@ from typing import Any
 
 from wwt.setup.common import (
     SERVER_NAME,
-    dict_at,
     home,
+    json_hook_change,
     json_mcp_edit,
+    json_registered_hooks,
     json_registered_mcp,
-    our_handlers,
-    remove_hooks,
-    upsert_hook,
+    stdio_entry,
 )
-from wwt.setup.configfile import FileEdit, json_transform, parse_json_object, read_text
+from wwt.setup.configfile import FileEdit, json_transform
 from wwt.setup.state import SetupState
 
 PLATFORM = "claude-code"
@@ -49,29 +48,12 @@ def detected() -> bool:
 def hook_edits(command: str, uninstall: bool, state: SetupState) -> list[FileEdit]:
     path = settings_path()
     handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
-
-    def change(data: dict[str, Any]) -> None:
-        if uninstall:
-            hooks = dict_at(data, "hooks", str(path), create=False)
-            if hooks is None:
-                return
-            for event in EVENTS:
-                remove_hooks(hooks, event, str(path))
-            if not hooks:
-                del data["hooks"]
-            return
-        hooks = dict_at(data, "hooks", str(path))
-        for event in EVENTS:
-            upsert_hook(hooks, event, handler, str(path))
-
+    change = json_hook_change(path, EVENTS, handler, uninstall)
     return [FileEdit(path, json_transform(path, change), f"{LABEL} hooks ({', '.join(EVENTS)})")]
 
 
 def mcp_entry(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": "stdio", "command": argv[0], "args": argv[1:]}
-    if env:
-        entry["env"] = dict(env)
-    return entry
+    return stdio_entry(argv, env, {"type": "stdio"})
 
 
 def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
@@ -92,8 +74,7 @@ def cli_remove() -> list[str]:
 
 
 def registered_hooks() -> dict[str, list[dict[str, Any]]]:
-    data = parse_json_object(read_text(settings_path()), settings_path())
-    return {event: our_handlers(data.get("hooks"), event) for event in EVENTS}
+    return json_registered_hooks(settings_path(), EVENTS)
 
 
 def approvals() -> list[str]:

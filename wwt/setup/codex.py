@@ -13,12 +13,11 @@ from typing import Any
 
 import tomlkit
 
-from wwt.setup.common import SERVER_NAME, dict_at, home, our_handlers, remove_hooks, upsert_hook
+from wwt.setup.common import SERVER_NAME, home, json_hook_change, json_registered_hooks
 from wwt.setup.configfile import (
     ConfigFormatError,
     FileEdit,
     json_transform,
-    parse_json_object,
     parse_toml,
     read_text,
     toml_transform,
@@ -93,14 +92,7 @@ def hook_edits(command: str, uninstall: bool, state: SetupState, version: tuple[
     key = feature_key(version)
     switch = f"codex:features.{key}"
 
-    def change_hooks(data: dict[str, Any]) -> None:
-        hooks = dict_at(data, "hooks", str(hpath), create=not uninstall)
-        if hooks is None:
-            return
-        for event in EVENTS:
-            (remove_hooks(hooks, event, str(hpath)) if uninstall else upsert_hook(hooks, event, handler, str(hpath)))
-        if uninstall and not hooks:
-            del data["hooks"]
+    change_hooks = json_hook_change(hpath, EVENTS, handler, uninstall)
 
     def change_flag(doc: tomlkit.TOMLDocument) -> None:
         if uninstall:
@@ -185,8 +177,7 @@ def cli_remove() -> list[str]:
 
 
 def registered_hooks() -> dict[str, list[dict[str, Any]]]:
-    data = parse_json_object(read_text(hooks_path()), hooks_path())
-    return {event: our_handlers(data.get("hooks"), event) for event in EVENTS}
+    return json_registered_hooks(hooks_path(), EVENTS)
 
 
 def hooks_feature_enabled() -> bool:

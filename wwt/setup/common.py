@@ -10,6 +10,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +147,39 @@ def dict_at(data: dict[str, Any], key: str, where: str, create: bool = True) -> 
     if not isinstance(value, dict):
         raise ConfigFormatError(f"{where}: '{key}' is not an object; not touching it")
     return value
+
+
+def json_hook_change(path: Path, events: tuple[str, ...], handler: dict[str, Any],
+                     uninstall: bool) -> Callable[[dict[str, Any]], None]:
+    """The edit of a JSON config's ``hooks`` object (Claude settings, Gemini settings, Codex hooks.json): our
+    ``handler`` under each event, or on uninstall none of ours (and no ``hooks`` key left empty by that)."""
+
+    def change(data: dict[str, Any]) -> None:
+        hooks = dict_at(data, "hooks", str(path), create=not uninstall)
+        if hooks is None:
+            return
+        for event in events:
+            if uninstall:
+                remove_hooks(hooks, event, str(path))
+            else:
+                upsert_hook(hooks, event, handler, str(path))
+        if uninstall and not hooks:
+            del data["hooks"]
+
+    return change
+
+
+def json_registered_hooks(path: Path, events: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    data = parse_json_object(read_text(path), path)
+    return {event: our_handlers(data.get("hooks"), event) for event in events}
+
+
+def stdio_entry(argv: list[str], env: dict[str, str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A JSON ``mcpServers`` entry starting ``argv`` (Claude adds ``"type": "stdio"`` first)."""
+    entry: dict[str, Any] = {**(extra or {}), "command": argv[0], "args": argv[1:]}
+    if env:
+        entry["env"] = dict(env)
+    return entry
 
 
 def json_mcp_edit(path: Path, label: str, entry: dict[str, Any] | None) -> FileEdit:

@@ -10,11 +10,11 @@ from wwt.setup.common import (
     SERVER_NAME,
     dict_at,
     home,
+    json_hook_change,
     json_mcp_edit,
+    json_registered_hooks,
     json_registered_mcp,
-    our_handlers,
-    remove_hooks,
-    upsert_hook,
+    stdio_entry,
 )
 from wwt.setup.configfile import FileEdit, json_transform, parse_json_object, read_text
 from wwt.setup.state import SetupState
@@ -46,15 +46,11 @@ def detected() -> bool:
 def hook_edits(command: str, uninstall: bool, state: SetupState) -> list[FileEdit]:
     path = settings_path()
     handler = {"type": "command", "name": "wwt", "command": command, "timeout": HOOK_TIMEOUT_MS}
+    change_hooks = json_hook_change(path, EVENTS, handler, uninstall)
 
     def change(data: dict[str, Any]) -> None:
+        change_hooks(data)
         if uninstall:
-            hooks = dict_at(data, "hooks", str(path), create=False)
-            if hooks is not None:
-                for event in EVENTS:
-                    remove_hooks(hooks, event, str(path))
-                if not hooks:
-                    del data["hooks"]
             prior = state.prior(SWITCH)
             cfg = dict_at(data, "hooksConfig", str(path), create=False)
             if prior is not None and cfg is not None:
@@ -66,9 +62,6 @@ def hook_edits(command: str, uninstall: bool, state: SetupState) -> list[FileEdi
                     if not cfg:
                         del data["hooksConfig"]
             return
-        hooks = dict_at(data, "hooks", str(path))
-        for event in EVENTS:
-            upsert_hook(hooks, event, handler, str(path))
         cfg = dict_at(data, "hooksConfig", str(path))
         if cfg.get("enabled") is not True:
             state.remember(SWITCH, "enabled" in cfg, cfg.get("enabled"))
@@ -78,10 +71,7 @@ def hook_edits(command: str, uninstall: bool, state: SetupState) -> list[FileEdi
 
 
 def mcp_entry(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"command": argv[0], "args": argv[1:]}
-    if env:
-        entry["env"] = dict(env)
-    return entry
+    return stdio_entry(argv, env)
 
 
 def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
@@ -102,8 +92,7 @@ def cli_remove() -> list[str]:
 
 
 def registered_hooks() -> dict[str, list[dict[str, Any]]]:
-    data = parse_json_object(read_text(settings_path()), settings_path())
-    return {event: our_handlers(data.get("hooks"), event) for event in EVENTS}
+    return json_registered_hooks(settings_path(), EVENTS)
 
 
 def hooks_enabled() -> bool:

@@ -66,12 +66,12 @@ class Node:
 
     def spans(self) -> list[tuple[int, int]]:
         starts = self.key_starts if self.kind == "object" else [n.start for n in self.items]
-        return [(s, n.end) for s, n in zip(starts, self.items)]
+        return [(s, n.end) for s, n in zip(starts, self.items, strict=True)]
 
     def to_python(self) -> Any:
         """A fresh Python value (call it twice for an independent copy)."""
         if self.kind == "object":
-            return {k: n.to_python() for k, n in zip(self.keys, self.items)}
+            return {k: n.to_python() for k, n in zip(self.keys, self.items, strict=True)}
         if self.kind == "array":
             return [n.to_python() for n in self.items]
         return self.value
@@ -182,7 +182,7 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return _category(a) == _category(b) and a == b
 
 
