@@ -48,7 +48,7 @@ def detected() -> bool:
 def hook_edits(command: str, uninstall: bool, state: SetupState) -> list[FileEdit]:
     path = settings_path()
     handler = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
-    change = json_hook_change(path, EVENTS, handler, uninstall)
+    change = json_hook_change(path, EVENTS, handler, uninstall, state, "claude")
     return [FileEdit(path, json_transform(path, change), f"{LABEL} hooks ({', '.join(EVENTS)})")]
 
 
@@ -56,8 +56,8 @@ def mcp_entry(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     return stdio_entry(argv, env, {"type": "stdio"})
 
 
-def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
-    return json_mcp_edit(mcp_config_path(), LABEL, None if uninstall else mcp_entry(argv, env))
+def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool, state: SetupState) -> FileEdit:
+    return json_mcp_edit(mcp_config_path(), LABEL, None if uninstall else mcp_entry(argv, env), state, "claude")
 
 
 def registered_mcp() -> dict[str, Any] | None:

@@ -32,6 +32,7 @@ HOOK_TIMEOUT_S = 10
 FEATURE_KEYS = ("hooks", "codex_hooks")  # renamed codex_hooks -> hooks in 0.129
 RENAME_VERSION = (0, 129, 0)
 TABLE_SWITCH = "codex:table.features"  # did [features] exist before setup?
+MCP_TABLE_SWITCH = "codex:table.mcp_servers"
 
 
 def config_dir() -> Path:
@@ -92,7 +93,7 @@ def hook_edits(command: str, uninstall: bool, state: SetupState, version: tuple[
     key = feature_key(version)
     switch = f"codex:features.{key}"
 
-    change_hooks = json_hook_change(hpath, EVENTS, handler, uninstall)
+    change_hooks = json_hook_change(hpath, EVENTS, handler, uninstall, state, "codex")
 
     def change_flag(doc: tomlkit.TOMLDocument) -> None:
         if uninstall:
@@ -124,7 +125,7 @@ def hook_edits(command: str, uninstall: bool, state: SetupState, version: tuple[
     ]
 
 
-def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
+def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool, state: SetupState) -> FileEdit:
     path = config_path()
 
     def change(doc: tomlkit.TOMLDocument) -> None:
@@ -134,9 +135,11 @@ def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
         if uninstall:
             if servers is not None and SERVER_NAME in servers:
                 del servers[SERVER_NAME]
-                if len(servers) == 0:
-                    del doc["mcp_servers"]
+                prior = state.prior(MCP_TABLE_SWITCH)
+                if len(servers) == 0 and not (prior is not None and prior[0]):
+                    del doc["mcp_servers"]  # only when setup made it: a [mcp_servers] of the user's stays
             return
+        state.remember(MCP_TABLE_SWITCH, servers is not None, None)
         entry = tomlkit.table()
         entry["command"] = argv[0]
         entry["args"] = argv[1:]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from wwt.setup.configfile import ConfigFormatError, FileEdit, json_transform, parse_json_object, read_text
+from wwt.setup.state import SetupState
 
 HOOK_MARK = "wwt hook"
 SERVER_NAME = "wwt"
@@ -149,22 +150,44 @@ def dict_at(data: dict[str, Any], key: str, where: str, create: bool = True) -> 
     return value
 
 
-def json_hook_change(path: Path, events: tuple[str, ...], handler: dict[str, Any],
-                     uninstall: bool) -> Callable[[dict[str, Any]], None]:
+def made_tag(agent: str, path: Path, key: str) -> str:
+    """State key recording whether ``key`` existed in ``path`` before setup (``agent`` prefix: claude, …)."""
+    return f"{agent}:made:{path.name}#{key}"
+
+
+def open_dict(data: dict[str, Any], key: str, path: Path, state: SetupState, agent: str) -> dict[str, Any]:
+    """``data[key]`` as an object, created when missing; the first setup remembers whether it was there."""
+    state.remember(made_tag(agent, path, key), key in data, None)
+    found = dict_at(data, key, str(path))
+    assert found is not None
+    return found
+
+
+def drop_if_made(data: dict[str, Any], key: str, path: Path, state: SetupState, agent: str) -> None:
+    """Uninstall: delete ``data[key]`` once empty, unless the user had it before setup (an empty
+    ``"mcpServers": {}`` of their own stays)."""
+    prior = state.prior(made_tag(agent, path, key))
+    if not data[key] and not (prior is not None and prior[0]):
+        del data[key]
+
+
+def json_hook_change(path: Path, events: tuple[str, ...], handler: dict[str, Any], uninstall: bool,
+                     state: SetupState, agent: str) -> Callable[[dict[str, Any]], None]:
     """The edit of a JSON config's ``hooks`` object (Claude settings, Gemini settings, Codex hooks.json): our
-    ``handler`` under each event, or on uninstall none of ours (and no ``hooks`` key left empty by that)."""
+    ``handler`` under each event, or on uninstall none of ours (and no ``hooks`` key left that setup made)."""
 
     def change(data: dict[str, Any]) -> None:
-        hooks = dict_at(data, "hooks", str(path), create=not uninstall)
-        if hooks is None:
-            return
-        for event in events:
-            if uninstall:
+        if uninstall:
+            hooks = dict_at(data, "hooks", str(path), create=False)
+            if hooks is None:
+                return
+            for event in events:
                 remove_hooks(hooks, event, str(path))
-            else:
-                upsert_hook(hooks, event, handler, str(path))
-        if uninstall and not hooks:
-            del data["hooks"]
+            drop_if_made(data, "hooks", path, state, agent)
+            return
+        hooks = open_dict(data, "hooks", path, state, agent)
+        for event in events:
+            upsert_hook(hooks, event, handler, str(path))
 
     return change
 
@@ -182,19 +205,17 @@ def stdio_entry(argv: list[str], env: dict[str, str], extra: dict[str, Any] | No
     return entry
 
 
-def json_mcp_edit(path: Path, label: str, entry: dict[str, Any] | None) -> FileEdit:
+def json_mcp_edit(path: Path, label: str, entry: dict[str, Any] | None, state: SetupState, agent: str) -> FileEdit:
     """Put ``entry`` as our server under ``mcpServers`` of a JSON config, or remove ours (``entry`` None)."""
 
     def change(data: dict[str, Any]) -> None:
-        servers = dict_at(data, "mcpServers", str(path), create=entry is not None)
-        if servers is None:
-            return
         if entry is None:
-            servers.pop(SERVER_NAME, None)
-            if not servers:
-                del data["mcpServers"]
-        else:
-            servers[SERVER_NAME] = entry
+            servers = dict_at(data, "mcpServers", str(path), create=False)
+            if servers is not None and SERVER_NAME in servers:
+                del servers[SERVER_NAME]
+                drop_if_made(data, "mcpServers", path, state, agent)
+            return
+        open_dict(data, "mcpServers", path, state, agent)[SERVER_NAME] = entry
 
     return FileEdit(path, json_transform(path, change), f"{label} MCP server '{SERVER_NAME}' (user scope)")
 

@@ -46,7 +46,7 @@ def detected() -> bool:
 def hook_edits(command: str, uninstall: bool, state: SetupState) -> list[FileEdit]:
     path = settings_path()
     handler = {"type": "command", "name": "wwt", "command": command, "timeout": HOOK_TIMEOUT_MS}
-    change_hooks = json_hook_change(path, EVENTS, handler, uninstall)
+    change_hooks = json_hook_change(path, EVENTS, handler, uninstall, state, "gemini")
 
     def change(data: dict[str, Any]) -> None:
         change_hooks(data)
@@ -74,8 +74,8 @@ def mcp_entry(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     return stdio_entry(argv, env)
 
 
-def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool) -> FileEdit:
-    return json_mcp_edit(mcp_config_path(), LABEL, None if uninstall else mcp_entry(argv, env))
+def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool, state: SetupState) -> FileEdit:
+    return json_mcp_edit(mcp_config_path(), LABEL, None if uninstall else mcp_entry(argv, env), state, "gemini")
 
 
 def registered_mcp() -> dict[str, Any] | None:

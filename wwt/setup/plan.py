@@ -107,7 +107,7 @@ def build_plan(
             edits += codex.hook_edits(command, uninstall, plan.state, codex.installed_version())
         else:
             edits += agent.hook_edits(command, uninstall, plan.state)
-        mcp_edit = agent.mcp_edit(argv, env, uninstall)
+        mcp_edit = agent.mcp_edit(argv, env, uninstall, plan.state)
         exe = shutil.which(agent.BINARY) if use_agent_cli else None
         if exe:
             found = agent.registered_mcp()
