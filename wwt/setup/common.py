@@ -106,8 +106,9 @@ def upsert_hook(hooks: dict[str, Any], event: str, handler: dict[str, Any], wher
     hooks[event] = groups
 
 
-def remove_hooks(hooks: dict[str, Any], event: str, where: str) -> None:
-    """Drop our handlers under ``event``, and the groups/event lists that held only ours."""
+def remove_hooks(hooks: dict[str, Any], event: str, where: str, keep_empty: bool = False) -> None:
+    """Drop our handlers under ``event``, and the groups/event lists that held only ours (an event list the user
+    had before, even empty, stays with ``keep_empty``)."""
     groups = _event_groups(hooks, event, where)
     if not groups:
         return
@@ -120,7 +121,7 @@ def remove_hooks(hooks: dict[str, Any], event: str, where: str) -> None:
             if len(kept) != len(group["hooks"]):
                 group = {**group, "hooks": kept}
         new_groups.append(group)
-    if new_groups:
+    if new_groups or keep_empty:
         hooks[event] = new_groups
     else:
         del hooks[event]
@@ -182,11 +183,13 @@ def json_hook_change(path: Path, events: tuple[str, ...], handler: dict[str, Any
             if hooks is None:
                 return
             for event in events:
-                remove_hooks(hooks, event, str(path))
+                prior = state.prior(made_tag(agent, path, f"hooks.{event}"))
+                remove_hooks(hooks, event, str(path), keep_empty=prior is not None and prior[0])
             drop_if_made(data, "hooks", path, state, agent)
             return
         hooks = open_dict(data, "hooks", path, state, agent)
         for event in events:
+            state.remember(made_tag(agent, path, f"hooks.{event}"), event in hooks, None)
             upsert_hook(hooks, event, handler, str(path))
 
     return change
