@@ -129,6 +129,8 @@ class _Parser:
             return Node(i, m.end(), "scalar", num)
         if c == "\ufeff":
             raise self.fail("starts with a byte order mark (BOM)", i)
+        if c == "/":
+            raise self.fail("a comment (JSON has none; wwt edits only plain JSON)", i)
         raise self.fail("expected a value" if c else "unexpected end of file", i)
 
     def container(self, start: int, depth: int, kind: str, close: str) -> Node:
@@ -141,6 +143,8 @@ class _Parser:
         while True:
             if kind == "object":
                 if i >= self.n or self.text[i] != '"':
+                    if self.text.startswith("/", i):
+                        raise self.fail("a comment (JSON has none; wwt edits only plain JSON)", i)
                     raise self.fail("expected a key in double quotes", i)
                 key, after = self.string(i)
                 if key in seen:
