@@ -378,3 +378,21 @@ def test_any_edit_yields_text_that_parses_to_the_new_value(old, new, indent) -> 
     out = jsonedit.edit(text, jsonedit.parse(text), {"v": new})
     assert jsonedit.same(jsonedit.parse(out).to_python(), {"v": new})
     assert json.loads(out) == {"v": new}
+
+
+def test_an_install_whose_state_was_lost_still_uninstalls_without_leftovers(tmp_path: Path) -> None:
+    """An earlier wwt wired these files, then the data dir (and its setup state) went away: uninstall must still
+    drop the containers that held only our entries, not keep them as if the user had made them."""
+    home, data = tmp_path / "home", tmp_path / "data"
+    old_hook = {"type": "command", "command": "/old/venv/bin/python -m wwt hook claude-code", "timeout": 10}
+    old_server = {"type": "stdio", "command": "/old/venv/bin/wwt", "args": ["mcp"]}
+    write_home(home, {
+        ".claude/settings.json": json.dumps({"model": "opus", "hooks": {"Stop": [{"hooks": [old_hook]}]}}, indent=2),
+        ".claude.json": json.dumps({"numStartups": 2, "mcpServers": {"wwt": old_server}}, indent=2),
+        ".codex/config.toml": 'model = "o3"\n\n[mcp_servers.wwt]\ncommand = "/old/venv/bin/wwt"\nargs = ["mcp"]\n',
+    })
+    assert wwt_setup(home, data).returncode == 0
+    assert wwt_setup(home, data, "--uninstall").returncode == 0
+    assert strict_json((home / ".claude/settings.json").read_text()) == {"model": "opus"}
+    assert strict_json((home / ".claude.json").read_text()) == {"numStartups": 2}
+    assert (home / ".codex/config.toml").read_text() == 'model = "o3"\n'

@@ -13,7 +13,7 @@ from typing import Any
 
 import tomlkit
 
-from wwt.setup.common import SERVER_NAME, home, json_hook_change, json_registered_hooks
+from wwt.setup.common import SERVER_NAME, home, json_hook_change, json_registered_hooks, remember_made
 from wwt.setup.configfile import (
     ConfigFormatError,
     FileEdit,
@@ -139,25 +139,36 @@ def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool, state: Setup
                 if len(servers) == 0 and not (prior is not None and prior[0]):
                     del doc["mcp_servers"]  # only when setup made it: a [mcp_servers] of the user's stays
             return
-        state.remember(MCP_TABLE_SWITCH, servers is not None, None)
-        entry = tomlkit.table()
-        entry["command"] = argv[0]
-        entry["args"] = argv[1:]
-        if env:
-            inline = tomlkit.inline_table()
-            inline.update(env)
-            entry["env"] = inline
-        entry["startup_timeout_sec"] = 30
-        entry.add(tomlkit.nl())
+        remember_made(state, MCP_TABLE_SWITCH, doc, "mcp_servers")
+        def values() -> dict[str, Any]:
+            out: dict[str, Any] = {"command": argv[0], "args": argv[1:]}
+            if env:
+                inline = tomlkit.inline_table()
+                inline.update(env)
+                out["env"] = inline
+            out["startup_timeout_sec"] = 30
+            return out
+
+        wanted = values()
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
             doc.add("mcp_servers", servers)
             servers = doc["mcp_servers"]
         current = servers.get(SERVER_NAME)
-        if current is not None and current.unwrap() == entry.unwrap():
+        if current is not None and current.unwrap() == tomlkit.item(wanted).unwrap():
+            return
+        if isinstance(current, tomlkit.items.Table):  # an older install's entry: update it where it stands
+            for k in [k for k in current if k not in wanted]:
+                del current[k]
+            for k, v in wanted.items():
+                current[k] = v
             return
         if current is not None:
             del servers[SERVER_NAME]
+        entry = tomlkit.table()
+        for k, v in wanted.items():
+            entry[k] = v
+        entry.add(tomlkit.nl())
         servers[SERVER_NAME] = entry
 
     return FileEdit(path, toml_transform(path, change), f"{LABEL} MCP server '{SERVER_NAME}'")

@@ -156,9 +156,28 @@ def made_tag(agent: str, path: Path, key: str) -> str:
     return f"{agent}:made:{path.name}#{key}"
 
 
+def holds_only_ours(value: Any) -> bool:
+    """Non-empty and nothing in it but our entries (our server; event lists whose groups hold only our
+    handlers): what an earlier setup made, so an install whose state was lost still uninstalls cleanly."""
+    if isinstance(value, dict):
+        return bool(value) and (set(value) == {SERVER_NAME} or all(holds_only_ours(v) for v in value.values()))
+    if isinstance(value, list):
+        return bool(value) and all(
+            isinstance(g, dict) and isinstance(g.get("hooks"), list) and bool(g["hooks"])
+            and all(is_our_handler(h) for h in g["hooks"])
+            for g in value
+        )
+    return False
+
+
+def remember_made(state: SetupState, tag: str, container: dict[str, Any], key: str) -> None:
+    """The first setup records whether ``container[key]`` was the user's (absent, or only ours = not theirs)."""
+    state.remember(tag, key in container and not holds_only_ours(container[key]), None)
+
+
 def open_dict(data: dict[str, Any], key: str, path: Path, state: SetupState, agent: str) -> dict[str, Any]:
     """``data[key]`` as an object, created when missing; the first setup remembers whether it was there."""
-    state.remember(made_tag(agent, path, key), key in data, None)
+    remember_made(state, made_tag(agent, path, key), data, key)
     found = dict_at(data, key, str(path))
     assert found is not None
     return found
@@ -189,7 +208,7 @@ def json_hook_change(path: Path, events: tuple[str, ...], handler: dict[str, Any
             return
         hooks = open_dict(data, "hooks", path, state, agent)
         for event in events:
-            state.remember(made_tag(agent, path, f"hooks.{event}"), event in hooks, None)
+            remember_made(state, made_tag(agent, path, f"hooks.{event}"), hooks, event)
             upsert_hook(hooks, event, handler, str(path))
 
     return change
