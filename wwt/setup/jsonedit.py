@@ -226,7 +226,8 @@ class Style:
                 break
         if root is not None and root.kind == "object" and root.keys:
             key_end = root.key_starts[0] + len(root.keys[0].json_text)
-            style.colon = text[key_end:root.items[0].start]
+            colon = text[key_end:root.items[0].start]
+            style.colon = colon if "\n" not in colon else ": "
         return style
 
 
