@@ -94,7 +94,7 @@ def parse_json_object(text: str | None, path: Path) -> dict[str, Any]:
     """A JSON object from ``text`` (missing or blank file = empty object); anything else is refused, including
     what only lenient readers accept (NaN, Infinity, a key twice)."""
     root = _parse_json(text, path)
-    return root.to_python() if root is not None else {}
+    return root.value if root is not None else {}
 
 
 def json_transform(path: Path, change: Callable[[dict[str, Any]], None]) -> Transform:
@@ -103,9 +103,9 @@ def json_transform(path: Path, change: Callable[[dict[str, Any]], None]) -> Tran
 
     def transform(old: str | None) -> str | None:
         root = _parse_json(old, path)
-        data = root.to_python() if root is not None else {}
+        data = jsonedit.loads(old or "") if root is not None else {}
         change(data)
-        if jsonedit.same(data, root.to_python() if root is not None else {}):
+        if jsonedit.same(data, root.value if root is not None else {}):
             return old
         if root is None:
             return jsonedit.dumps(data)

@@ -6,8 +6,9 @@ Why: users' (and agents') settings files have their own layout, inline objects, 
 Node refuses), and ``--uninstall`` could not give the bytes back. Inserting a member and deleting it again are
 exact inverses here, so setup then uninstall leaves the file byte-identical.
 
-The parser is strict RFC 8259: no NaN/Infinity, comments or trailing commas, and a key may not appear twice in
-one object (readers disagree on which copy wins, so we refuse to guess)."""
+Parsing is the standard library's C decoder made strict (RFC 8259): no NaN/Infinity, comments or trailing
+commas, and a key may not appear twice in one object (readers disagree on which copy wins, so we refuse to
+guess)."""
 
 from __future__ import annotations
 
@@ -15,28 +16,19 @@ import difflib
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-MAX_DEPTH = 200
-_WS = " \t\n\r"
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
-_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"')
+_WS = re.compile(r"[ \t\n\r]*")
 
 
 class JsonSyntaxError(ValueError):
-    """Not strict JSON; ``line`` is 1-based."""
+    """Not strict JSON; ``line`` is 1-based (0 when the decoder did not say where)."""
 
-    def __init__(self, msg: str, text: str, pos: int) -> None:
+    def __init__(self, msg: str, text: str = "", pos: int | None = None) -> None:
         self.msg = msg
-        self.line = text.count("\n", 0, pos) + 1
-        super().__init__(f"line {self.line}: {msg}")
-
-
-class JsonStr(str):
-    """A string value that remembers how it was written (escapes), so moving it keeps its text."""
-
-    json_text: str
+        self.line = text.count("\n", 0, pos) + 1 if pos is not None else 0
+        super().__init__(f"line {self.line}: {msg}" if pos is not None else msg)
 
 
 class JsonInt(int):
@@ -51,159 +43,130 @@ class JsonFloat(float):
     json_text: str
 
 
-@dataclass
-class Node:
-    """A value's span ``[start, end)`` in the text. Containers have ``items``; object members also ``keys`` and
-    ``key_starts`` (a member's span runs from its key to the end of its value)."""
+def _tagged(cls: type, literal: str) -> Any:
+    try:
+        out = cls(literal)
+    except ValueError as exc:  # more digits than Python converts
+        raise JsonSyntaxError(f"the number {literal[:40]}… is too long") from exc
+    out.json_text = literal
+    return out
 
-    start: int
-    end: int
-    kind: str  # "object" | "array" | "scalar"
-    value: Any = None
-    items: list[Node] = field(default_factory=list)
-    keys: list[JsonStr] = field(default_factory=list)
-    key_starts: list[int] = field(default_factory=list)
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise JsonSyntaxError(f"the key {json.dumps(key)[:60]} appears twice in one object")
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise JsonSyntaxError(f"{name} is not JSON (NaN and Infinity are not numbers in JSON)")
+
+
+# The standard library's C scanner, made strict: numbers keep their text, NaN/Infinity and repeated keys refused.
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs,
+    parse_float=lambda lit: _tagged(JsonFloat, lit),
+    parse_int=lambda lit: _tagged(JsonInt, lit),
+    parse_constant=_constant,
+)
+
+
+def _decode_at(text: str, pos: int) -> tuple[Any, int]:
+    try:
+        return _DECODER.raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        if text.startswith("/", exc.pos):
+            raise JsonSyntaxError("a comment (JSON has none; wwt edits only plain JSON)", text, exc.pos) from exc
+        raise JsonSyntaxError(exc.msg, text, exc.pos) from exc
+    except RecursionError as exc:
+        raise JsonSyntaxError("nested too deeply", text, pos) from exc
+
+
+def _document(text: str) -> tuple[Any, int, int]:
+    if text.startswith("\ufeff"):
+        raise JsonSyntaxError("starts with a byte order mark (BOM)", text, 0)
+    start = _WS.match(text).end()
+    value, end = _decode_at(text, start)
+    tail = _WS.match(text, end).end()
+    if tail != len(text):
+        raise JsonSyntaxError("extra data after the JSON value", text, tail)
+    return value, start, end
+
+
+def loads(text: str) -> Any:
+    """The value of a whole document (fresh objects each call), strictly."""
+    return _document(text)[0]
+
+
+class Node:
+    """A value's span ``[start, end)`` in the text and its (read-only) value. A container's members are found
+    only when asked for (``keys``/``key_starts``/``items``), so a large file costs one C-speed decode plus the
+    levels an edit touches. A member's span runs from its key to the end of its value."""
+
+    def __init__(self, text: str, start: int, end: int, value: Any) -> None:
+        self.text, self.start, self.end, self.value = text, start, end, value
+        self.kind = "object" if isinstance(value, dict) else "array" if isinstance(value, list) else "scalar"
+        self._items: list[Node] | None = None
+        self._keys: list[str] = []
+        self._key_starts: list[int] = []
+
+    def _expand(self) -> None:
+        if self._items is not None:
+            return
+        text, items = self.text, []
+        close = "}" if self.kind == "object" else "]"
+        i = _WS.match(text, self.start + 1).end()
+        while text[i] != close:
+            if self.kind == "object":
+                key, after = json.decoder.scanstring(text, i + 1, True)
+                self._keys.append(key)
+                self._key_starts.append(i)
+                i = _WS.match(text, _WS.match(text, after).end() + 1).end()  # past the ':'
+            value, end = _decode_at(text, i)
+            items.append(Node(text, i, end, value))
+            i = _WS.match(text, end).end()
+            if text[i] == ",":
+                i = _WS.match(text, i + 1).end()
+        self._items = items
+
+    @property
+    def items(self) -> list[Node]:
+        self._expand()
+        assert self._items is not None
+        return self._items
+
+    @property
+    def keys(self) -> list[str]:
+        self._expand()
+        return self._keys
+
+    @property
+    def key_starts(self) -> list[int]:
+        self._expand()
+        return self._key_starts
 
     def spans(self) -> list[tuple[int, int]]:
         starts = self.key_starts if self.kind == "object" else [n.start for n in self.items]
         return [(s, n.end) for s, n in zip(starts, self.items, strict=True)]
 
-    def to_python(self) -> Any:
-        """A fresh Python value (call it twice for an independent copy)."""
-        if self.kind == "object":
-            return {k: n.to_python() for k, n in zip(self.keys, self.items, strict=True)}
-        if self.kind == "array":
-            return [n.to_python() for n in self.items]
-        return self.value
-
-
-def _tagged(cls: type, value: Any, text: str) -> Any:
-    out = cls(value)
-    out.json_text = text
-    return out
-
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.n = len(text)
-
-    def fail(self, msg: str, pos: int) -> JsonSyntaxError:
-        return JsonSyntaxError(msg, self.text, pos)
-
-    def ws(self, i: int) -> int:
-        while i < self.n and self.text[i] in _WS:
-            i += 1
-        return i
-
-    def string(self, i: int) -> tuple[JsonStr, int]:
-        m = _STRING.match(self.text, i)
-        if not m:
-            raise self.fail("bad string (unescaped control character, bad escape or missing quote)", i)
-        return _tagged(JsonStr, json.loads(m.group()), m.group()), m.end()
-
-    def value(self, i: int, depth: int) -> Node:
-        if depth > MAX_DEPTH:
-            raise self.fail(f"nested more than {MAX_DEPTH} levels deep", i)
-        text = self.text
-        c = text[i] if i < self.n else ""
-        if c == "{":
-            return self.container(i, depth, "object", "}")
-        if c == "[":
-            return self.container(i, depth, "array", "]")
-        if c == '"':
-            s, end = self.string(i)
-            return Node(i, end, "scalar", s)
-        for word, val in (("true", True), ("false", False), ("null", None)):
-            if text.startswith(word, i):
-                return Node(i, i + len(word), "scalar", val)
-        if text.startswith(("NaN", "Infinity", "-Infinity"), i):
-            raise self.fail("NaN and Infinity are not JSON", i)
-        m = _NUMBER.match(text, i)
-        if m and m.end() > i:
-            lit = m.group()
-            try:
-                num = _tagged(JsonFloat, float(lit), lit) if m.group(1) or m.group(2) else _tagged(JsonInt, int(lit), lit)
-            except ValueError as exc:  # more digits than Python converts
-                raise self.fail("number too long", i) from exc
-            return Node(i, m.end(), "scalar", num)
-        if c == "\ufeff":
-            raise self.fail("starts with a byte order mark (BOM)", i)
-        if c == "/":
-            raise self.fail("a comment (JSON has none; wwt edits only plain JSON)", i)
-        raise self.fail("expected a value" if c else "unexpected end of file", i)
-
-    def container(self, start: int, depth: int, kind: str, close: str) -> Node:
-        node = Node(start, start, kind)
-        seen: set[str] = set()
-        i = self.ws(start + 1)
-        if i < self.n and self.text[i] == close:
-            node.end = i + 1
-            return node
-        while True:
-            if kind == "object":
-                if i >= self.n or self.text[i] != '"':
-                    if self.text.startswith("/", i):
-                        raise self.fail("a comment (JSON has none; wwt edits only plain JSON)", i)
-                    raise self.fail("expected a key in double quotes", i)
-                key, after = self.string(i)
-                if key in seen:
-                    raise self.fail(f"the key {key.json_text[:60]} appears twice in one object", i)
-                seen.add(key)
-                node.keys.append(key)
-                node.key_starts.append(i)
-                i = self.ws(after)
-                if i >= self.n or self.text[i] != ":":
-                    raise self.fail("expected ':' after a key", i)
-                i = self.ws(i + 1)
-            item = self.value(i, depth + 1)
-            node.items.append(item)
-            i = self.ws(item.end)
-            if i < self.n and self.text[i] == ",":
-                i = self.ws(i + 1)
-                continue
-            if i < self.n and self.text[i] == close:
-                node.end = i + 1
-                return node
-            raise self.fail(f"expected ',' or '{close}'", i)
-
 
 def parse(text: str) -> Node:
     """The document's root value with positions; raises ``JsonSyntaxError``."""
-    p = _Parser(text)
-    try:
-        root = p.value(p.ws(0), 0)
-    except RecursionError as exc:
-        raise p.fail("nested too deeply", 0) from exc
-    end = p.ws(root.end)
-    if end != len(text):
-        raise p.fail("extra data after the JSON value", end)
-    return root
+    value, start, end = _document(text)
+    return Node(text, start, end, value)
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality that tells ``true`` from ``1`` and ``1`` from ``1.0`` (Python's ``==`` does not)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return _category(a) == _category(b) and a == b
-
-
-def _category(v: Any) -> str:
-    if isinstance(v, bool) or v is None:
-        return repr(v)
-    if isinstance(v, (int, float)):
-        return "int" if isinstance(v, int) else "float"
-    return type(v).__name__ if not isinstance(v, str) else "str"
+    """Equality that tells ``true`` from ``1`` and ``1`` from ``1.0`` (Python's ``==`` does not); key order
+    does not count, as in JSON."""
+    return bool(a == b) and _fingerprint(a) == _fingerprint(b)
 
 
 def _fingerprint(v: Any) -> str:
-    if isinstance(v, dict):
-        return "{" + ",".join(f"{json.dumps(k)}:{_fingerprint(x)}" for k, x in v.items()) + "}"
-    if isinstance(v, list):
-        return "[" + ",".join(_fingerprint(x) for x in v) + "]"
-    return f"{_category(v)}:{json.dumps(v)}" if not isinstance(v, float) else f"float:{v!r}"
+    return json.dumps(v, ensure_ascii=False, sort_keys=True)
 
 
 @dataclass
@@ -225,7 +188,7 @@ class Style:
                 style.unit = "\t" if lead.startswith("\t") else lead
                 break
         if root is not None and root.kind == "object" and root.keys:
-            key_end = root.key_starts[0] + len(root.keys[0].json_text)
+            key_end = json.decoder.scanstring(text, root.key_starts[0] + 1, True)[1]
             colon = text[key_end:root.items[0].start]
             style.colon = colon if "\n" not in colon else ": "
         return style
@@ -275,7 +238,7 @@ def _separator(text: str, node: Node, spans: list[tuple[int, int]]) -> str:
 
 
 def _diff(text: str, node: Node, new: Any, style: Style, edits: list[tuple[int, int, str]]) -> None:
-    if same(node.to_python(), new):
+    if same(node.value, new):
         return
     kind = "object" if isinstance(new, dict) else "array" if isinstance(new, list) else "scalar"
     if kind != node.kind or kind == "scalar":
@@ -292,7 +255,7 @@ def _diff(text: str, node: Node, new: Any, style: Style, edits: list[tuple[int, 
         old_keys = set(node.keys)
         inserts = [(len(node.items), (k, v)) for k, v in new.items() if k not in old_keys]
     else:
-        old_fp = [_fingerprint(n.to_python()) for n in node.items]
+        old_fp = [_fingerprint(n.value) for n in node.items]
         matcher = difflib.SequenceMatcher(None, old_fp, [_fingerprint(x) for x in new], autojunk=False)
         for op, i1, i2, j1, j2 in matcher.get_opcodes():
             if op == "equal":
