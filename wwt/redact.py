@@ -1,13 +1,26 @@
 """Secret redaction before anything reaches the store: agent logs are full of pasted keys and ``.env`` dumps.
 
-Each rule is a row in ``RULES`` (kind, regex, cheap trigger substrings, optional validator). A match is
-replaced by ``[REDACTED:<kind>]``; for rules with a ``keep`` group (``Bearer ``, ``scheme://user:``,
-``NAME=``) only the secret part is replaced. Rules are anchored on vendor prefixes or on an explicit context
-so ordinary text, UUIDs, git SHAs and code identifiers are left alone.
+Two families of rules. Token rules (``RULES``) know a vendor's token shape: a fixed prefix and alphabet.
+Context rules know where secrets are written: a secret-sounding name followed by a value (``.env``, YAML,
+JSON, code, ``--flag value``, ``?query=``, ``X-Api-Key:`` headers), URL user-info, ``Basic``/``Bearer``
+credentials, client passwords (``mysql -psecret``, ``curl -u user:pw``) and AWS secret keys next to their
+access key id. A match is replaced by ``[REDACTED:<kind>]``; only the secret part is replaced, the name,
+scheme or flag in front of it stays so the text still reads (``DB_PASSWORD=[REDACTED:password]``).
+
+The catalogue of token shapes follows gitleaks' rules (``config/gitleaks.toml`` / ``cmd/generate/config/
+rules``, v8.30.1, commit b58d3f10) and Yelp detect-secrets' plugins (v1.5.0, commit 5e141933), re-expressed
+here; a few prefixes documented by their vendors were added (Groq ``gsk_``, xAI ``xai-``, Replicate ``r8_``,
+Tavily ``tvly-``, LangSmith ``lsv2_``, Supabase ``sbp_``, Google ``GOCSPX-``/``ya29.``, Stripe ``whsec_``).
+
+Speed: every message of every log passes through ``redact``. One scan of a trie of literal trigger
+substrings picks the token rules that can match at all; the context scanner runs only where a secret-sounding
+word occurs, and decides in Python (cheap, per hit) whether the name and the value around it are a secret.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,86 +32,222 @@ class Rule:
     pattern: re.Pattern[str]
     triggers: tuple[str, ...]  # at least one must occur in the text (case-sensitive) for the rule to run
     validate: Callable[[str], bool] | None = None  # extra check on the secret part
+    anywhere: bool = False  # triggers may sit in short words (`://`, `Bearer`); else only in words of 20+ chars
 
 
 def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
 
-_PLAIN_WORDS = frozenset({"true", "false", "none", "null", "undefined", "changeme", "required", "optional"})
+def _mixed(value: str) -> bool:
+    """Random tokens mix upper case, lower case and digits; words, hex ids and constants do not."""
+    return _has_digit(value) and any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
-def _looks_like_secret_value(value: str) -> bool:
-    """``NAME=value`` assignments: skip numbers, booleans and placeholders (``MAX_TOKENS=100000``)."""
-    if value.lower() in _PLAIN_WORDS or value.startswith(("$", "<", "%")):
+def _mixed_case(value: str) -> bool:
+    return any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+def _digit_and_letter(value: str) -> bool:
+    return _has_digit(value) and any(c.isalpha() for c in value)
+
+
+def _basic_credentials(value: str) -> bool:
+    """``Basic`` is followed by base64 of ``user:password``; prose ("Basic authentication") does not decode."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
         return False
-    has_alpha = any(c.isalpha() for c in value)
-    return has_alpha and (_has_digit(value) or len(value) >= 12 or not value.isalpha())
+    user, sep, password = decoded.partition(":")
+    return bool(sep) and bool(password) and decoded.isprintable()
 
 
-_B = r"(?<![A-Za-z0-9_\-])"  # token boundary on the left (hyphen counts: no match inside kebab names)
+def _typed_value(value: str) -> bool:
+    """A password typed on a command line or in a URL, not a variable or a placeholder (`$PASS`, `<pw>`)."""
+    value = value.strip("'\"")
+    return bool(value) and not value.startswith("$") and not any(c in value for c in "<>{}[]*") and "$(" not in value \
+        and value.lower() not in (
+        "pass", "pwd", "password", "token", "secret", "test", "x", "xxx")
 
+
+# Left boundary of a token: not inside a longer word; a JSON escape (``\n``) in front still counts as a break.
+_B = r"(?:(?<![A-Za-z0-9_\-])|(?<=\\[nrt]))"
+_E = r"(?![A-Za-z0-9])"  # right boundary for fixed-length alphabets
+
+
+def _tok(kind: str, regex: str, triggers: tuple[str, ...], validate: Callable[[str], bool] | None = None) -> Rule:
+    return Rule(kind, re.compile(regex), triggers, validate)
+
+
+# Token rules, in order: a later rule never sees what an earlier one replaced.
 RULES: tuple[Rule, ...] = (
     Rule(
         "private_key",
         re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s]*)",
-            re.DOTALL,
+            r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:(?:[A-Za-z0-9+/=\s:,.\-]|\\[nr])*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:[A-Za-z0-9+/=\s]|\\[nr]){8,})",
         ),
         ("-----BEGIN",),
+        anywhere=True,
     ),
-    Rule("anthropic_key", re.compile(_B + r"sk-ant-[A-Za-z0-9_\-]{20,}"), ("sk-ant-",)),
-    Rule(
-        "openai_key",
-        re.compile(_B + r"sk-(?:proj-|svcacct-|admin-)?(?P<secret>[A-Za-z0-9_\-]{20,})"),
-        ("sk-",),
-        _has_digit,
-    ),
-    Rule(
+    # AI providers
+    _tok("anthropic_key", _B + r"sk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
+    _tok("openai_key", _B + r"sk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}", ("sk-",), _has_digit),
+    _tok("groq_key", _B + r"gsk_[A-Za-z0-9]{40,}", ("gsk_",)),
+    _tok("xai_key", _B + r"xai-[A-Za-z0-9]{60,}", ("xai-",)),
+    _tok("huggingface_token", _B + r"(?:hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z]{34})" + _E, ("hf_", "api_org_"),
+         _mixed_case),
+    _tok("replicate_token", _B + r"r8_[A-Za-z0-9]{30,}", ("r8_",), _has_digit),
+    _tok("perplexity_key", _B + r"pplx-[A-Za-z0-9]{40,}", ("pplx-",)),
+    _tok("tavily_key", _B + r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{30,}", ("tvly-",)),
+    _tok("langsmith_key", _B + r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", ("lsv2_",)),
+    # clouds
+    _tok(
         "aws_access_key",
-        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
-        ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
+        ("A3T", "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
     ),
+    _tok("aws_bedrock_key", _B + r"(?:ABSK[A-Za-z0-9+/]{100,}={0,2}|bedrock-api-key-[A-Za-z0-9+/=%_\-]{20,})",
+         ("ABSK", "bedrock-api-key-")),
     Rule(
-        "aws_secret_key",
+        "aws_secret_key",  # after its name, separated by anything short: `=`, `:`, spaces, a table's `|`
         re.compile(
-            r"(?i)(?P<keep>aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?)(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+            r"(?i)(?P<keep>(?:aws_?secret_?(?:access_?)?key|secret_?access_?key|secret access key)"
+            r"(?:[ \t]*\[[^\]\n]{0,12}\])?[\"'`\s:=|,>]{1,12})(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
         ),
         ("ecret", "ECRET"),
+        anywhere=True,
     ),
-    Rule("gcp_api_key", re.compile(_B + r"AIza[0-9A-Za-z_\-]{35}"), ("AIza",)),
-    Rule("github_token", re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    Rule("gitlab_token", re.compile(_B + r"glpat-[A-Za-z0-9_\-]{20,}"), ("glpat-",)),
-    Rule("slack_token", re.compile(_B + r"xox[abprs]-[A-Za-z0-9\-]{10,}"), ("xox",)),
-    Rule("slack_webhook", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}"),
-         ("hooks.slack.com",)),
-    Rule("npm_token", re.compile(_B + r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), ("npm_",)),
-    Rule("stripe_key", re.compile(_B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), ("_live_", "_test_")),
+    _tok("gcp_api_key", _B + r"AIza[0-9A-Za-z_\-]{35}", ("AIza",)),
+    _tok("google_oauth", _B + r"(?:GOCSPX-[A-Za-z0-9_\-]{24,}|ya29\.[A-Za-z0-9_\-]{30,})", ("GOCSPX-", "ya29.")),
     Rule(
-        "jwt",
-        re.compile(_B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{10,}"),
-        ("eyJ",),
+        "azure_key",
+        re.compile(r"(?P<keep>\b(?:AccountKey|SharedAccessKey|SharedSecret)=)(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"),
+        ("AccountKey=", "SharedAccessKey=", "SharedSecret="),
     ),
+    _tok("azure_key", r"(?<![\w~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![\w~.\-])", ("Q~",)),
+    Rule("azure_key", re.compile(r"(?P<keep>[?&]sig=)(?P<secret>[A-Za-z0-9%+/=]{20,})"), ("sig=",)),
+    _tok("digitalocean_token", _B + r"do[opr]_v1_[a-f0-9]{64}", ("dop_v1_", "doo_v1_", "dor_v1_")),
+    _tok("alibaba_key", r"\bLTAI[A-Za-z0-9]{20}" + _E, ("LTAI",)),
+    _tok("cloudflare_key", _B + r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", ("v1.0-",)),
+    _tok("heroku_key", _B + r"HRKU-AA[A-Za-z0-9_\-]{58}", ("HRKU-",)),
+    _tok("flyio_token", _B + r"(?:fo1_[\w\-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})", ("fo1_", "fm1", "fm2")),
+    _tok("supabase_key", _B + r"(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,})", ("sbp_", "sb_secret_")),
+    _tok("planetscale_token", _B + r"pscale_(?:tkn|pw|oauth)_[\w=.\-]{32,}", ("pscale_",)),
+    _tok("databricks_token", _B + r"dapi[a-f0-9]{32}(?:-\d)?" + _E, ("dapi",)),
+    # code hosting, CI, package registries
+    _tok("github_token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    _tok("gitlab_token",
+         _B + r"(?:gl(?:pat|dt|ft|rt|cbt|imt|agent|oas|ptt|soat|ffct)-[A-Za-z0-9_\-.]{20,}|GR1348941[\w\-]{20,})",
+         ("glpat-", "gldt-", "glft-", "glrt-", "glcbt-", "glimt-", "glagent-", "gloas-", "glptt-", "glsoat-", "glffct-",
+          "GR1348941")),
+    Rule("gitlab_token", re.compile(r"(?P<keep>_gitlab_session=)(?P<secret>[0-9a-z]{32})"), ("_gitlab_session=",)),
+    _tok("npm_token", _B + r"npm_[A-Za-z0-9]{36}" + _E, ("npm_",)),
+    _tok("pypi_token", _B + r"pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[\w\-]{50,}", ("pypi-",)),
+    _tok("rubygems_token", _B + r"rubygems_[a-f0-9]{48}", ("rubygems_",)),
+    _tok("clojars_token", r"CLOJARS_[a-z0-9]{60}", ("CLOJARS_",)),
+    _tok("artifactory_token", r"\b(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b", ("AKCp", "cmVmd")),
+    _tok("pulumi_token", _B + r"pul-[a-f0-9]{40}" + _E, ("pul-",)),
+    _tok("vault_token", _B + r"(?:hv[sb]\.[\w\-]{90,}|[a-z0-9]{14}\.atlasv1\.[\w=\-]{60,})", ("hvs.", "hvb.", "atlasv1")),
+    _tok("doppler_token", _B + r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}", ("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit.")),
+    _tok("onepassword_token",
+         r"(?:ops_eyJ[A-Za-z0-9+/]{200,}={0,3}|\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
+         r"-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b)",
+         ("ops_eyJ", "A3-")),
+    _tok("age_secret_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("AGE-SECRET-KEY-1",)),
+    _tok("sentry_token", _B + r"sntry[us]_[A-Za-z0-9+/=_]{60,}", ("sntrys_", "sntryu_")),
+    _tok("grafana_token",
+         _B + r"(?:glc_[A-Za-z0-9+/]{32,}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,}={0,3})",
+         ("glc_", "glsa_", "eyJrIjoi")),
+    _tok("atlassian_token", _B + r"ATATT3[A-Za-z0-9_\-=]{150,}", ("ATATT3",)),
+    _tok("linear_key", _B + r"lin_api_[A-Za-z0-9]{40}", ("lin_api_",)),
+    _tok("notion_token", _B + r"ntn_\d{11}[A-Za-z0-9]{35}", ("ntn_",)),
+    _tok("postman_key", _B + r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", ("PMAK-",)),
+    _tok("dynatrace_token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", ("dt0c01.",)),
+    _tok("prefect_key", _B + r"pnu_[A-Za-z0-9]{36}", ("pnu_",)),
+    _tok("readme_key", _B + r"rdme_[a-z0-9]{70}", ("rdme_",)),
+    _tok("infracost_key", _B + r"ico-[A-Za-z0-9]{32}" + _E, ("ico-",)),
+    _tok("openshift_token", _B + r"sha256~[\w\-]{43}", ("sha256~",)),
+    _tok("harness_key", _B + r"(?:pat|sat)\.[\w\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}", ("pat.", "sat.")),
+    # messaging, mail, payments, commerce
+    _tok("slack_token",
+         _B + r"(?:xox[abeoprs]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{40,}|xapp-\d-[A-Za-z0-9\-]{20,})",
+         ("xox", "xapp-")),
+    _tok("slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}", ("hooks.slack.com",)),
+    _tok("discord_token", r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{60,}", ("discord",)),
+    _tok("teams_webhook", r"[a-z0-9]+\.webhook\.office\.com/webhookb2/[\w@\-/]{60,}", ("webhook.office.com",)),
+    _tok("telegram_token", r"(?<![\w:])\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E, (":AA",)),
+    _tok("sendgrid_key", _B + r"SG\.[\w\-]{16,32}\.[\w\-]{30,64}", ("SG.",)),
+    _tok("sendinblue_key", _B + r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", ("xkeysib-",)),
+    _tok("mailgun_key", _B + r"key-[0-9a-f]{32}" + _E, ("key-",), _has_digit),
+    _tok("mailchimp_key", _B + r"[0-9a-f]{32}-us\d{1,2}" + _E, ("-us",)),
+    _tok("twilio_key", _B + r"SK[0-9a-fA-F]{32}" + _E, ("SK",), _digit_and_letter),
+    _tok("stripe_key", _B + r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})",
+         ("_live_", "_test_", "_prod_", "whsec_")),
+    _tok("square_token", _B + r"(?:sq0(?:atp|csp)-[\w\-]{22,}|EAAA[\w\-]{22,60})", ("sq0", "EAAA")),
+    _tok("shopify_token", _B + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", ("shpat_", "shpss_", "shpca_", "shppa_")),
+    _tok("shippo_token", _B + r"shippo_(?:live|test)_[a-fA-F0-9]{40}", ("shippo_",)),
+    _tok("duffel_token", _B + r"duffel_(?:test|live)_[A-Za-z0-9_\-=]{43}", ("duffel_",)),
+    _tok("easypost_key", r"\bEZ[AT]K[A-Za-z0-9]{54}\b", ("EZAK", "EZTK")),
+    _tok("flutterwave_key", r"FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?", ("FLWSECK",)),
+    _tok("newrelic_key", _B + r"NR(?:AK|II)-[A-Za-z0-9_\-]{27,32}", ("NRAK-", "NRII-")),
+    _tok("frameio_token", _B + r"fio-u-[\w=\-]{64}", ("fio-u-",)),
+    # generic shapes
+    _tok("jwt", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{10,}", ("eyJ",)),
     Rule(
         "bearer_token",
         re.compile(r"(?P<keep>\b[Bb]earer\s+)(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)"),
         ("earer",),
         _has_digit,
+        anywhere=True,
     ),
     Rule(
-        "url_password",
-        re.compile(r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'<>]+:)(?P<secret>[^\s@/\"'<>]+)(?=@)"),
-        ("://",),
+        "basic_auth",
+        re.compile(r"(?P<keep>\b[Bb]asic\s+)(?P<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
+        ("asic",),
+        _basic_credentials,
+        anywhere=True,
     ),
-    Rule(
-        "env_secret",
+    Rule(  # `Authorization: <token>` / `Token <token>` (the Bearer and Basic schemes have their own rules)
+        "auth_header",
         re.compile(
-            r"(?m)(?P<keep>^[ \t]*(?:export[ \t]+)?[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*[ \t]*[=:][ \t]*[\"']?)"
-            r"(?P<secret>[A-Za-z0-9_\-+/=.:@!%^*~]{6,})(?=[\"']?[ \t]*(?:#.*)?$)"
+            r"(?i)(?P<keep>\bauthorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?!bearer\b|basic\b|negotiate\b)"
+            r"(?:(?:token|api-token|apikey|sso-key)[ \t]+)?)(?P<secret>[\w~+/.=\-]{12,})"
         ),
-        ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY", "APIKEY", "ACCESS_KEY"),
-        _looks_like_secret_value,
+        ("uthorization", "UTHORIZATION"),
+        _has_digit,
+        anywhere=True,
+    ),
+    Rule(  # scheme://user:password@host, the user may be empty (redis://:pw@host); the last @ ends the password
+        "url_password",
+        re.compile(r"(?P<keep>://[^\s:/@\"'<>]*:)(?P<secret>[^\s/\"'<>]+)(?=@[^\s@/\"'<>]*)"),
+        ("://",),
+        _typed_value,
+        anywhere=True,
+    ),
+    Rule(  # curl -u user:password (gitleaks curl-auth-user)
+        "cli_password",
+        re.compile(
+            r"(?P<keep>\bcurl\b(?:[^\n]|\\\n)*?\s(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:)(?P<secret>[^\s\"']{3,})"
+        ),
+        ("curl",),
+        _typed_value,
+        anywhere=True,
+    ),
+    Rule(  # password options of database and login clients: mysql -psecret, sshpass -p pw, redis-cli -a pw, ...
+        "cli_password",
+        re.compile(
+            r"(?P<keep>(?:\b(?:mysql\w*|mariadb\w*)\b[^\n|;&]*?[ \t]-p"
+            r"|\b(?:sshpass|docker[ \t]+login|az[ \t]+login|mongo(?:sh|dump|restore|import|export)?)\b[^\n|;&]*?[ \t]-p[ \t]+"
+            r"|\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+|\bsqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
+            r"|[ \t]-pass(?:in|out)[ \t]+pass:))"
+            r"(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"-][^\s'\"]*)"
+        ),
+        ("mysql", "mariadb", "sshpass", "login", "mongo", "redis-cli", "sqlcmd", "-pass"),
+        _typed_value,
+        anywhere=True,
     ),
 )
 
@@ -108,7 +257,7 @@ def _replace(rule: Rule, counter: list[int]) -> Callable[[re.Match[str]], str]:
 
     def sub(match: re.Match[str]) -> str:
         secret = match.group("secret") if "secret" in groups else match.group(0)
-        if rule.validate is not None and not rule.validate(secret):
+        if secret.startswith("[REDACTED:") or rule.validate is not None and not rule.validate(secret):
             return match.group(0)
         counter[0] += 1
         keep = match.group("keep") if "keep" in groups else ""
@@ -117,19 +266,277 @@ def _replace(rule: Rule, counter: list[int]) -> Callable[[re.Match[str]], str]:
     return sub
 
 
-# One scan finds which rules can possibly match (most texts hold no trigger at all).
-_TRIGGER_RE = re.compile("|".join(re.escape(t) for t in sorted({t for r in RULES for t in r.triggers}, key=len, reverse=True)))
+def _trie(words: list[str]) -> str:
+    """One alternation with shared prefixes factored out, so the scan tries few branches per position."""
+    tree: dict = {}
+    for word in words:
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        if "" in node:  # a trigger ends here: the shorter trigger is enough
+            return ""
+        return body
+
+    return build(tree)
+
+
+_ALL_TRIGGERS = sorted({t for r in RULES if not r.anywhere for t in r.triggers})
+_TRIGGER_RE = re.compile(_trie(_ALL_TRIGGERS))
+# The scan reports the shortest trigger at a position (`sk-` for `sk-ant-`): a rule also runs on a found
+# trigger that is a prefix of one of its own.
+_RULE_TRIGGERS = tuple(
+    frozenset(s for s in _ALL_TRIGGERS if any(t.startswith(s) for t in rule.triggers)) for rule in RULES
+)
+_MIN_TOKEN = 20  # every vendor token is at least this long (an AWS key id is exactly 20)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# AWS secret access keys without their name next to them (a table, a CSV export, `aws configure list`): a
+# 40-character base64 word with upper, lower and digits, in a text that holds an access key id or names the
+# secret access key. Git SHAs (hex) and paths (several `/`) are not such words.
+_AWS_CONTEXT = re.compile(r"(?i)\b(?:AKIA|ASIA)[A-Z0-9]{16}\b|secret[ _]?access[ _]?key|aws[ _]?secret")
+_AWS_SECRET_WORD = re.compile(r"(?<![A-Za-z0-9/+=\\])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
+def _aws_secret_word(value: str) -> bool:
+    return _mixed(value) and value.count("/") <= 4 and value.count("+") <= 4
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Secret-sounding names followed by a value. The scan finds a keyword, widens it to the whole name, splits the
+# name into words (snake, kebab, dotted and camelCase) and asks: does the name END in a secret word (a few
+# harmless suffixes allowed: _PROD, _BASE, _2)? `password_reset_url`, `token_count`, `public_key`, `csrf_token`
+# and `max_tokens` do not. Then the value: written as a literal (quoted, or in `.env`/YAML/flag/query form),
+# and not a placeholder, a variable, a path or a code expression.
+
+_KEYWORDS = ("pass", "pwd", "secret", "token", "key", "cred", "contrase")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passwort", "passphrase", "passcode", "pwd", "pass",
+                             "contrasena", "contraseña"})
+_KEY_PREFIXES = frozenset({"api", "secret", "private", "access", "auth", "account", "service", "master", "signing",
+                           "encryption", "subscription", "app", "client", "consumer", "license", "admin", "webhook",
+                           "jwt", "session", "storage", "shared", "sas", "deploy"})
+_TOKEN_DENY = frozenset({"csrf", "xsrf", "page", "next", "continuation", "cursor", "pagination", "sync", "max", "min",
+                         "num", "total", "eos", "bos", "pad", "unk", "sep", "cls", "mask", "special", "input",
+                         "output", "prompt", "completion", "cancellation", "cancel", "lexer", "parser", "the",
+                         "last", "first", "current", "sort", "stop", "end", "start", "reasoning", "cached"})
+_ALLOWED_SUFFIXES = frozenset({"prod", "production", "dev", "development", "staging", "stage", "test", "live",
+                               "local", "base", "value", "val", "str", "string", "plain", "plaintext", "raw", "b64",
+                               "base64", "hex", "old", "new", "secure", "enc", "v1", "v2", "v3"})
+_COMPOUND_ENDS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "secretkey", "privatekey",
+                  "accesskey", "authkey", "accountkey")
+
+
+def _name_kind(name: str) -> str | None:
+    """``password`` / ``secret`` when the name ends in a secret word (after allowed suffixes), else None."""
+    words = [w.lower() for part in re.split(r"[_.\-]+", name) for w in _CAMEL.findall(part)]
+    end = len(words)
+    while end and (words[end - 1] in _ALLOWED_SUFFIXES or words[end - 1].isdigit()):
+        end -= 1
+    if not end:
+        return None
+    last, before = words[end - 1], words[end - 2] if end >= 2 else ""
+    if last in _PASSWORD_WORDS:
+        if last == "pass" and end == 1 or last == "pwd" and (end == 1 or before == "old"):
+            return None  # `pass` alone is a keyword, $PWD/$OLDPWD are directories
+        return "password"
+    if last in ("secret", "credential", "credentials", "creds"):
+        return "secret"
+    if "public" in words[:end] or "publishable" in words[:end]:
+        return None  # publicKeyToken, STRIPE_PUBLISHABLE_KEY
+    if last == "token":
+        return None if before in _TOKEN_DENY else "secret"
+    if last == "key":
+        return "secret" if before in _KEY_PREFIXES else None
+    if last.endswith(_COMPOUND_ENDS):
+        return "password" if "pass" in last else "secret"
+    return None
+
+
+_PLACEHOLDER_WORDS = frozenset({
+    "true", "false", "none", "null", "nil", "undefined", "yes", "no", "on", "off", "required", "optional", "string",
+    "str", "int", "number", "bool", "boolean", "any", "object", "bytes", "secret", "secrets", "password", "token",
+    "redacted", "hidden", "masked", "empty", "default", "changeme", "changeit", "example", "placeholder", "xxx",
+    "todo", "tbd", "env", "value", "your", "dummy", "test", "testing", "sample", "foo", "bar", "foobar", "admin",
+    "user", "username", "private", "public", "here", "unset", "auto", "inherit", "file", "text", "type",
+})
+
+
+def _placeholder(value: str) -> bool:
+    low = value.lower()
+    if low in _PLACEHOLDER_WORDS or len(set(low)) <= 2:  # `xxxxxxxx`, `********`, `...`
+        return True
+    if value.startswith(("$", "%", "<", "{", "[", "#", "/", "~/", "./", "../", "!", "&", "*", "@", "(", "\\")):
+        return True  # $VAR ${VAR} %s <your-key> {{ secrets.X }} [REDACTED: paths, YAML tags/anchors, @file
+    return low.startswith(("your", "process.env", "os.environ", "env.", "secrets.", "http")) or (
+        "..." in value or "…" in value or "{{" in value or "${" in value or "***" in value or "xxxx" in low
+        or value.endswith(("()", "(", "]"))
+    )
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_WORDS = re.compile(r"[A-Za-z]+(?:[-_ ][A-Za-z]+)*")
+_CASE_CHANGE = re.compile(r"[a-z][A-Z]")
+
+
+def _value_is_secret(value: str, kind: str, quoted: bool, literal: bool) -> bool:
+    """``literal``: the form says the value is data (quoted, ``.env`` line, YAML), not a variable name; other
+    forms (a keyword argument, a flag, a header, a comparison) must hold a value that looks random."""
+    if not any(c.isalnum() for c in value) or _placeholder(value) or _DOTTED.fullmatch(value):
+        return False  # `token = settings.API_TOKEN`
+    if kind == "password":
+        if len(value) < 4 or (not quoted and value.isdigit() and len(value) < 6):
+            return False
+        if " " in value and (not quoted or value.count(" ") > 4):
+            return False
+    elif len(value) < 6 or " " in value or value.isdigit() and len(value) < 8:
+        return False
+    if _WORDS.fullmatch(value):  # only letters (and - _ space): a word, a name, a passphrase
+        low = value.lower()
+        if kind != "password" and not _IDENTIFIER.fullmatch(value) or any(kw in low for kw in _KEYWORDS):
+            return False  # "X-Xet-Access-Token", "my-client-secret", "fal-ai-api-key"
+        if not literal:
+            return False  # `token=token_value`, `--password options`
+        if _IDENTIFIER.fullmatch(value) and ("_" in value or _CASE_CHANGE.search(value)):
+            return False  # a snake_case / camelCase variable even where a literal is expected
+    elif not literal and not (_has_digit(value) and any(c.isalpha() for c in value) and len(value) >= 6):
+        return False
+    return True
+
+
+_QUOTED = (
+    r"(?P<at>@)?(?:(?P<q>\\?\")(?P<dq>(?:[^\"\\\n]|\\[^\"\n])*)\\?\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`)"
+)
+_TAIL = re.compile(
+    r"(?P<close>(?:\\?[\"'`])?\]?)"  # end of a quoted key ("password": / ['password'])
+    r"(?P<op>[ \t]*(?:=>|:=|::=|\?=|\|\|=|===?|!==?|=|:(?![:/]))[ \t]*|[ \t]+)"
+    r"(?:" + _QUOTED + r"|(?P<bare>[^\s\"'`,;()\[\]{}<>|&]{1,300}))"
+)
+_LINE_START = re.compile(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|setx[ \t]+|ENV[ \t]+|ARG[ \t]+|-[ \t]+|\$env:)?\"?$")
+_LINE_END = re.compile(r"[\"']?[ \t]*(?:#.*)?(?:\n|$)")
+_COMPARE = frozenset({"==", "===", "!=", "!=="})
+
+
+def _keyword_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of each secret value written after a secret-sounding name."""
+    spans: list[tuple[int, int, str]] = []
+    done = 0  # names already looked at end before this offset
+    size = len(text)
+    hits = sorted({i for kw in _KEYWORDS if kw in lower for i in _find_all(lower, kw)})
+    for hit in hits:
+        if hit < done:
+            continue
+        start, end = hit, hit
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        while end < size and text[end] in _NAME_CHARS:
+            end += 1
+        done = end
+        while end > start and text[end - 1] == ".":
+            end -= 1  # sentence end
+        dashes = len(text[start:end]) - len(text[start:end].lstrip("-"))
+        name = text[start + dashes:end]
+        kind = _name_kind(name) if name else None
+        if kind is None:
+            continue
+        tail = _TAIL.match(text, end)
+        if tail is None:
+            continue
+        op = tail.group("op").strip()
+        before = text[start - 1] if start else "\n"
+        flag = dashes >= 1 and before in " \t\n'\""
+        if not op and not flag:
+            continue  # `password hunter2` is prose; `--password hunter2` is a flag
+        if tail.group("bare") is None:
+            group = next(g for g in ("dq", "sq", "bq") if tail.group(g) is not None)
+            value, vstart = tail.group(group), tail.start(group)
+            quoted, literal = True, op not in _COMPARE
+        else:
+            value, vstart = tail.group("bare").rstrip(".:"), tail.start("bare")
+            quoted = False
+            after = text[vstart + len(value):vstart + len(value) + 1]
+            if after in ("(", "[") or flag and value.startswith("-"):
+                continue  # `token = make_token(...)`, `--password --verbose`
+            line_start = _LINE_START.search(text, max(0, start - 40), start) is not None
+            line_end = _LINE_END.match(text, vstart + len(value)) is not None
+            spaced = tail.group("op") != op  # `name = value` is code; `.env` writes NAME=value
+            env_name = name.upper() == name and any(c.isalpha() for c in name)
+            if op in _COMPARE:
+                literal = False
+            elif line_start and line_end and (op == ":" or not spaced or env_name):
+                literal = True  # .env, YAML, properties: the rest of the line is the value
+            elif op in ("=", ":=") and (env_name or before in "?&"):
+                literal = True  # PGPASSWORD=x psql, docker run -e DB_PASSWORD=x, ?access_token=x
+            elif flag or op in ("=", ":=") or op == ":" and before in "'\"" and not tail.group("close"):
+                literal = False  # --password x, f(password=x), -H 'X-Api-Key: x'
+            else:
+                continue  # `token: the word` in prose, `{ password: pw }` in code
+        if value.startswith("[REDACTED:") or not _value_is_secret(value, kind, quoted, literal):
+            continue
+        spans.append((vstart, vstart + len(value), kind))
+        done = max(done, vstart + len(value))
+    return spans
+
+
+def _find_all(haystack: str, needle: str) -> list[int]:
+    out, i = [], haystack.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = haystack.find(needle, i + 1)
+    return out
+
+
+def _apply(text: str, spans: list[tuple[int, int, str]]) -> str:
+    parts, last = [], 0
+    for start, end, kind in sorted(spans):
+        if start < last:
+            continue
+        parts.append(text[last:start])
+        parts.append(f"[REDACTED:{kind}]")
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
+
+
+def _lower(text: str) -> str:
+    """Lower case with the same length as ``text`` (offsets are shared); a few letters grow in ``str.lower``."""
+    lower = text.lower()
+    return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
 
 
 def redact(text: str) -> tuple[str, int]:
     """Replace secrets in ``text``; returns the new text and how many were replaced."""
     if not text:
         return text, 0
-    present = set(_TRIGGER_RE.findall(text))
-    if not present:
-        return text, 0
     counter = [0]
-    for rule in RULES:
-        if present.intersection(rule.triggers):
+    aws_context = ("ecret" in text or "ECRET" in text or "AKIA" in text or "ASIA" in text) and bool(
+        _AWS_CONTEXT.search(text))  # looked for before the key id itself is replaced
+    long_words = [w for w in text.split() if len(w) >= _MIN_TOKEN]
+    present = set(_TRIGGER_RE.findall(" ".join(long_words))) if long_words else set()
+    for rule, triggers in zip(RULES, _RULE_TRIGGERS, strict=True):
+        if (any(t in text for t in rule.triggers) if rule.anywhere else not present.isdisjoint(triggers)):
             text = rule.pattern.sub(_replace(rule, counter), text)
+    if aws_context:
+        spans = [(m.start(), m.end(), "aws_secret_key") for m in _AWS_SECRET_WORD.finditer(text)
+                 if _aws_secret_word(m.group())]
+        if spans:
+            counter[0] += len(spans)
+            text = _apply(text, spans)
+    spans = _keyword_spans(text, _lower(text))
+    if spans:
+        counter[0] += len(spans)
+        text = _apply(text, spans)
     return text, counter[0]
