@@ -174,7 +174,7 @@ RULES: tuple[Rule, ...] = (
     # messaging, mail, payments, commerce
     _tok("slack_token",
          _B + r"(?:xox[abeoprs]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{40,}|xapp-\d-[A-Za-z0-9\-]{20,})",
-         ("xox", "xapp-")),
+         ("xox", "xapp-"), _has_digit),
     _tok("slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}", ("hooks.slack.com",)),
     _tok("discord_token", r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{60,}", ("discord",)),
     _tok("teams_webhook", r"[a-z0-9]+\.webhook\.office\.com/webhookb2/[\w@\-/]{60,}", ("webhook.office.com",)),
@@ -419,8 +419,9 @@ _QUOTED = (
 )
 _TAIL = re.compile(
     r"(?P<close>(?:\\?[\"'`])?\]?)"  # end of a quoted key ("password": / ['password'])
-    r"(?P<op>[ \t]*(?:=>|:=|::=|\?=|\|\|=|===?|!==?|=|:(?![:/]))[ \t]*|[ \t]+)"
-    r"(?:" + _QUOTED + r"|(?P<bare>[^\s\"'`,;()\[\]{}<>|&]{1,300}))"
+    r"(?P<op>(?:[ \t]*:[ \t]*[A-Za-z_][\w.]*|[ \t]+(?:string|String|str))?"  # a type: `key: str =`, Go `key string =`
+    r"[ \t]*(?:=>|:{1,3}=|\?=|\|\|=|\.=|===?|!==?|=|:(?![:/])|(?<=[\"'`]),)[ \t]*|[ \t]+)"
+    r"(?:" + _QUOTED + r"|(?P<bare>(?:[^\s\"'`,;()\[\]{}<>|&\\]|\\(?![nrt\"]))+))"
 )
 _LINE_START = re.compile(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|setx[ \t]+|ENV[ \t]+|ARG[ \t]+|-[ \t]+|\$env:)?\"?$")
 _LINE_END = re.compile(r"[\"']?[ \t]*(?:#.*)?(?:\n|$)")
@@ -453,14 +454,20 @@ def _keyword_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
         if tail is None:
             continue
         op = tail.group("op").strip()
+        if op[:1] == ":" and len(op) > 1 and op[1] not in "=:":
+            op = "="  # `api_key: str = "..."`: typed assignment
+        elif op[-1:] == "=" and op[:1].isalpha():
+            op = "="  # Go `apiKey string = "..."`
         before = text[start - 1] if start else "\n"
         flag = dashes >= 1 and before in " \t\n'\""
         if not op and not flag:
             continue  # `password hunter2` is prose; `--password hunter2` is a flag
+        if op == "," and tail.group("bare") is not None:
+            continue  # `("token", value)`: only a quoted literal after a quoted name
         if tail.group("bare") is None:
             group = next(g for g in ("dq", "sq", "bq") if tail.group(g) is not None)
             value, vstart = tail.group(group), tail.start(group)
-            quoted, literal = True, op not in _COMPARE
+            quoted, literal = True, op not in _COMPARE and op != ","  # `("TOKEN", "x")` may be a list of words
         else:
             value, vstart = tail.group("bare").rstrip(".:"), tail.start("bare")
             quoted = False
