@@ -126,7 +126,8 @@ RULES: tuple[Rule, ...] = (
         re.compile(r"(?P<keep>\b(?:AccountKey|SharedAccessKey|SharedSecret)=)(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"),
         ("AccountKey=", "SharedAccessKey=", "SharedSecret="),
     ),
-    _tok("azure_key", r"(?<![\w~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![\w~.\-])", ("Q~",)),
+    _tok("azure_key", r"(?<![\w~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![\w~.\-])", ("Q~",),
+         lambda v: len(set(v[6:])) > 8),  # not `bP88Q~xxxxxxxx…`
     Rule("azure_key", re.compile(r"(?P<keep>[?&]sig=)(?P<secret>[A-Za-z0-9%+/=]{20,})"), ("sig=",)),
     _tok("digitalocean_token", _B + r"do[opr]_v1_[a-f0-9]{64}", ("dop_v1_", "doo_v1_", "dor_v1_")),
     _tok("alibaba_key", r"\bLTAI[A-Za-z0-9]{20}" + _E, ("LTAI",)),
