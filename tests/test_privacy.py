@@ -5,6 +5,7 @@ ingested through `wwt ingest` with the network blocked; the tests read the raw f
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import os
@@ -37,6 +38,22 @@ SECRETS = {
     "google api key": "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
     "bearer token": "abcdef0123456789abcdef0123456789",
     "npm token": "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    # the forms the first redaction missed (issue 11): lower-case and abbreviated names, JSON, mid-line, flags,
+    # client options, an empty URL user, Basic and X-Api-Key headers, more vendor shapes, an AWS secret in a table
+    ".env lower-case password": "hunter2-Lowercase-Env9",
+    "yaml db_password": "Yaml-Db-Pw-7731",
+    "json password": "json pass phrase 4471",
+    "mid-line PASSWORD": "MidLine-Pw-5508",
+    "--password flag": "Flag-Pw-Cli-6620",
+    "mysql -p": "MySqlInline9931",
+    "redis empty user": "Redis-Empty-User-4417",
+    "basic auth": base64.b64encode(b"deploy:Basic-Auth-Pw-3386").decode(),
+    "x-api-key header": "7f3a9c2e5b1d4f6a8c0e2b4d6f8a0c2e",
+    "huggingface token": "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",
+    "sendgrid key": "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",
+    "digitalocean token": "dop_v1_" + "4f0c9a7b3e2d1c8b" * 4,
+    "azure account key": "lJzRc1YdHaAA2KCNJJ1tkYwF/+mKK6Ygw0NGe170Xu592euJv2wYUtBlV8z+qnlcNQSnIYVTkLWntUO1F8j8rQ==",
+    "aws secret in a table": "Xy7/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
 }
 TURNS = [
     ("user", f"The deploy failed. My .env is:\nDATABASE_PASSWORD={SECRETS['.env password']}\n"
@@ -49,6 +66,19 @@ TURNS = [
     ("assistant", f"Also in the repo: {SECRETS['openai key']}, {SECRETS['anthropic key']}, {SECRETS['google api key']}, "
                   f"{SECRETS['npm token']} and curl -H 'Authorization: Bearer {SECRETS['bearer token']}'."),
     ("user", "-----BEGIN RSA PRIVATE KEY-----\n" + SECRETS["private key body"] + "\n-----END RSA PRIVATE KEY-----"),
+    ("user", f"My local config:\npassword={SECRETS['.env lower-case password']}\ndb:\n  db_password: "
+             f"{SECRETS['yaml db_password']}\nand settings.json has "
+             f'{{"user": "app", "password": "{SECRETS["json password"]}"}}'),
+    ("assistant", f"Try `env PASSWORD={SECRETS['mid-line PASSWORD']} ./migrate.sh`, then "
+                  f"`mysqladmin --password {SECRETS['--password flag']} status` and "
+                  f"`mysql -uroot -p{SECRETS['mysql -p']} shop`; the cache is redis://:{SECRETS['redis empty user']}"
+                  "@cache.internal:6379/0."),
+    ("user", f"curl -H 'Authorization: Basic {SECRETS['basic auth']}' -H 'x-api-key: {SECRETS['x-api-key header']}' "
+             f"https://api.example.com\nhuggingface-cli login --token {SECRETS['huggingface token']}\nmail: {SECRETS['sendgrid key']}\n"
+             f"droplets: {SECRETS['digitalocean token']}\nDefaultEndpointsProtocol=https;AccountName=acct;"
+             f"AccountKey={SECRETS['azure account key']};EndpointSuffix=core.windows.net\n\n"
+             "| Access key ID | Secret access key |\n|---|---|\n"
+             f"| AKIAI44QH8DHBEXAMPLQ | {SECRETS['aws secret in a table']} |"),
     ("assistant", "Ordinary text survives: the quokka-zanzibar migration moved the billing cron to 03:15 UTC."),
 ]
 ORDINARY = "quokka-zanzibar migration moved the billing cron"
@@ -124,6 +154,10 @@ def test_no_secret_reaches_sqlite_the_indexes_or_the_log_and_ordinary_text_is_in
     leaks = {(name, p.name) for name, secret in SECRETS.items() for p, data in files.items() if secret.encode() in data}
     assert not leaks, leaks
     assert any(ORDINARY.encode() in data for data in files.values())
+    terms = lexical_terms(secret_archive["home"])  # tantivy stores lower-cased terms in a compressed dictionary
+    assert any("quokka" in t for t in terms)
+    in_index = {name for name, secret in SECRETS.items() if any(secret.lower() in t for t in terms)}
+    assert not in_index, in_index
     shown = run_wwt("show", secret_archive["sid"], "--full", "--limit", "200", env=secret_archive["env"])
     assert shown.returncode == 0 and ORDINARY in shown.stdout and "[REDACTED:" in shown.stdout
 
@@ -159,6 +193,17 @@ def test_data_dir_is_0700_every_file_0600_and_doctor_names_any_leak(
             assert failures and str(leaked) in failures[0].message and "chmod" in failures[0].fix
         finally:
             leaked.chmod(stat.S_IMODE(mode))
+
+
+def lexical_terms(home: Path) -> list[str]:
+    """Every term of the lexical index's text field, asked from tantivy itself."""
+    from wwt.indexes import Indexes
+
+    indexes = Indexes.open(home / "index")
+    try:
+        return [term for term, _ in indexes.lexical._index.searcher().terms_with_prefix("body", "")]
+    finally:
+        indexes.close()
 
 
 def lexical_hits(home: Path, query: str) -> list:
