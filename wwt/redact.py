@@ -33,6 +33,7 @@ class Rule:
     triggers: tuple[str, ...]  # at least one must occur in the text (case-sensitive) for the rule to run
     validate: Callable[[str], bool] | None = None  # extra check on the secret part
     anywhere: bool = False  # triggers may sit in short words (`://`, `Bearer`); else only in words of 20+ chars
+    bounded: bool = False  # the match must start at a word boundary
 
 
 def _has_digit(value: str) -> bool:
@@ -70,13 +71,15 @@ def _typed_value(value: str) -> bool:
         "pass", "pwd", "password", "token", "secret", "test", "x", "xxx")
 
 
-# Left boundary of a token: not inside a longer word; a JSON escape (``\n``) in front still counts as a break.
-_B = r"(?:(?<![A-Za-z0-9_\-])|(?<=\\[nrt]))"
+# A token starts at a word boundary: the character before it is not a letter, digit, `_` or `-` (a JSON escape
+# such as `\n` in front still counts as a break). Checked after the match so that each pattern starts with its
+# literal prefix, which the regex engine scans for quickly.
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _E = r"(?![A-Za-z0-9])"  # right boundary for fixed-length alphabets
 
 
 def _tok(kind: str, regex: str, triggers: tuple[str, ...], validate: Callable[[str], bool] | None = None) -> Rule:
-    return Rule(kind, re.compile(regex), triggers, validate)
+    return Rule(kind, re.compile(regex), triggers, validate, bounded=True)
 
 
 # Token rules, in order: a later rule never sees what an earlier one replaced.
@@ -92,23 +95,23 @@ RULES: tuple[Rule, ...] = (
         anywhere=True,
     ),
     # AI providers
-    _tok("anthropic_key", _B + r"sk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
-    _tok("openai_key", _B + r"sk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}", ("sk-",), _has_digit),
-    _tok("groq_key", _B + r"gsk_[A-Za-z0-9]{40,}", ("gsk_",)),
-    _tok("xai_key", _B + r"xai-[A-Za-z0-9]{60,}", ("xai-",)),
-    _tok("huggingface_token", _B + r"(?:hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z]{34})" + _E, ("hf_", "api_org_"),
+    _tok("anthropic_key", r"sk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
+    _tok("openai_key", r"sk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}", ("sk-",), _has_digit),
+    _tok("groq_key", r"gsk_[A-Za-z0-9]{40,}", ("gsk_",)),
+    _tok("xai_key", r"xai-[A-Za-z0-9]{60,}", ("xai-",)),
+    _tok("huggingface_token", r"(?:hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z]{34})" + _E, ("hf_", "api_org_"),
          _mixed_case),
-    _tok("replicate_token", _B + r"r8_[A-Za-z0-9]{30,}", ("r8_",), _has_digit),
-    _tok("perplexity_key", _B + r"pplx-[A-Za-z0-9]{40,}", ("pplx-",)),
-    _tok("tavily_key", _B + r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{30,}", ("tvly-",)),
-    _tok("langsmith_key", _B + r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", ("lsv2_",)),
+    _tok("replicate_token", r"r8_[A-Za-z0-9]{30,}", ("r8_",), _has_digit),
+    _tok("perplexity_key", r"pplx-[A-Za-z0-9]{40,}", ("pplx-",)),
+    _tok("tavily_key", r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{30,}", ("tvly-",)),
+    _tok("langsmith_key", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", ("lsv2_",)),
     # clouds
     _tok(
         "aws_access_key",
-        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
+        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
         ("A3T", "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
     ),
-    _tok("aws_bedrock_key", _B + r"(?:ABSK[A-Za-z0-9+/]{100,}={0,2}|bedrock-api-key-[A-Za-z0-9+/=%_\-]{20,})",
+    _tok("aws_bedrock_key", r"(?:ABSK[A-Za-z0-9+/]{100,}={0,2}|bedrock-api-key-[A-Za-z0-9+/=%_\-]{20,})",
          ("ABSK", "bedrock-api-key-")),
     Rule(
         "aws_secret_key",  # after its name, separated by anything short: `=`, `:`, spaces, a table's `|`
@@ -119,8 +122,8 @@ RULES: tuple[Rule, ...] = (
         ("ecret", "ECRET"),
         anywhere=True,
     ),
-    _tok("gcp_api_key", _B + r"AIza[0-9A-Za-z_\-]{35}", ("AIza",)),
-    _tok("google_oauth", _B + r"(?:GOCSPX-[A-Za-z0-9_\-]{24,}|ya29\.[A-Za-z0-9_\-]{30,})", ("GOCSPX-", "ya29.")),
+    _tok("gcp_api_key", r"AIza[0-9A-Za-z_\-]{35}", ("AIza",)),
+    _tok("google_oauth", r"(?:GOCSPX-[A-Za-z0-9_\-]{24,}|ya29\.[A-Za-z0-9_\-]{30,})", ("GOCSPX-", "ya29.")),
     Rule(
         "azure_key",
         re.compile(r"(?P<keep>\b(?:AccountKey|SharedAccessKey|SharedSecret)=)(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"),
@@ -129,84 +132,84 @@ RULES: tuple[Rule, ...] = (
     _tok("azure_key", r"(?<![\w~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![\w~.\-])", ("Q~",),
          lambda v: len(set(v[6:])) > 8),  # not `bP88Q~xxxxxxxx…`
     Rule("azure_key", re.compile(r"(?P<keep>[?&]sig=)(?P<secret>[A-Za-z0-9%+/=]{20,})"), ("sig=",)),
-    _tok("digitalocean_token", _B + r"do[opr]_v1_[a-f0-9]{64}", ("dop_v1_", "doo_v1_", "dor_v1_")),
-    _tok("alibaba_key", r"\bLTAI[A-Za-z0-9]{20}" + _E, ("LTAI",)),
-    _tok("cloudflare_key", _B + r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", ("v1.0-",)),
-    _tok("heroku_key", _B + r"HRKU-AA[A-Za-z0-9_\-]{58}", ("HRKU-",)),
-    _tok("flyio_token", _B + r"(?:fo1_[\w\-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})", ("fo1_", "fm1", "fm2")),
-    _tok("supabase_key", _B + r"(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,})", ("sbp_", "sb_secret_")),
-    _tok("planetscale_token", _B + r"pscale_(?:tkn|pw|oauth)_[\w=.\-]{32,}", ("pscale_",)),
-    _tok("databricks_token", _B + r"dapi[a-f0-9]{32}(?:-\d)?" + _E, ("dapi",)),
+    _tok("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}", ("dop_v1_", "doo_v1_", "dor_v1_")),
+    _tok("alibaba_key", r"LTAI[A-Za-z0-9]{20}" + _E, ("LTAI",)),
+    _tok("cloudflare_key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", ("v1.0-",)),
+    _tok("heroku_key", r"HRKU-AA[A-Za-z0-9_\-]{58}", ("HRKU-",)),
+    _tok("flyio_token", r"(?:fo1_[\w\-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})", ("fo1_", "fm1", "fm2")),
+    _tok("supabase_key", r"(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,})", ("sbp_", "sb_secret_")),
+    _tok("planetscale_token", r"pscale_(?:tkn|pw|oauth)_[\w=.\-]{32,}", ("pscale_",)),
+    _tok("databricks_token", r"dapi[a-f0-9]{32}(?:-\d)?" + _E, ("dapi",)),
     # code hosting, CI, package registries
-    _tok("github_token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+    _tok("github_token", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
          ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     _tok("gitlab_token",
-         _B + r"(?:gl(?:pat|dt|ft|rt|cbt|imt|agent|oas|ptt|soat|ffct)-[A-Za-z0-9_\-.]{20,}|GR1348941[\w\-]{20,})",
+         r"(?:gl(?:pat|dt|ft|rt|cbt|imt|agent|oas|ptt|soat|ffct)-[A-Za-z0-9_\-.]{20,}|GR1348941[\w\-]{20,})",
          ("glpat-", "gldt-", "glft-", "glrt-", "glcbt-", "glimt-", "glagent-", "gloas-", "glptt-", "glsoat-", "glffct-",
           "GR1348941")),
     Rule("gitlab_token", re.compile(r"(?P<keep>_gitlab_session=)(?P<secret>[0-9a-z]{32})"), ("_gitlab_session=",)),
-    _tok("npm_token", _B + r"npm_[A-Za-z0-9]{36}" + _E, ("npm_",)),
-    _tok("pypi_token", _B + r"pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[\w\-]{50,}", ("pypi-",)),
-    _tok("rubygems_token", _B + r"rubygems_[a-f0-9]{48}", ("rubygems_",)),
+    _tok("npm_token", r"npm_[A-Za-z0-9]{36}" + _E, ("npm_",)),
+    _tok("pypi_token", r"pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[\w\-]{50,}", ("pypi-",)),
+    _tok("rubygems_token", r"rubygems_[a-f0-9]{48}", ("rubygems_",)),
     _tok("clojars_token", r"CLOJARS_[a-z0-9]{60}", ("CLOJARS_",)),
-    _tok("artifactory_token", r"\b(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b", ("AKCp", "cmVmd")),
-    _tok("pulumi_token", _B + r"pul-[a-f0-9]{40}" + _E, ("pul-",)),
-    _tok("vault_token", _B + r"(?:hv[sb]\.[\w\-]{90,}|[a-z0-9]{14}\.atlasv1\.[\w=\-]{60,})", ("hvs.", "hvb.", "atlasv1")),
-    _tok("doppler_token", _B + r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}", ("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit.")),
+    _tok("artifactory_token", r"(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b", ("AKCp", "cmVmd")),
+    _tok("pulumi_token", r"pul-[a-f0-9]{40}" + _E, ("pul-",)),
+    _tok("vault_token", r"(?:hv[sb]\.[\w\-]{90,}|[a-z0-9]{14}\.atlasv1\.[\w=\-]{60,})", ("hvs.", "hvb.", "atlasv1")),
+    _tok("doppler_token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,}", ("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit.")),
     _tok("onepassword_token",
          r"(?:ops_eyJ[A-Za-z0-9+/]{200,}={0,3}|\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
          r"-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b)",
          ("ops_eyJ", "A3-")),
     _tok("age_secret_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("AGE-SECRET-KEY-1",)),
-    _tok("sentry_token", _B + r"sntry[us]_[A-Za-z0-9+/=_]{60,}", ("sntrys_", "sntryu_")),
+    _tok("sentry_token", r"sntry[us]_[A-Za-z0-9+/=_]{60,}", ("sntrys_", "sntryu_")),
     _tok("grafana_token",
-         _B + r"(?:glc_[A-Za-z0-9+/]{32,}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,}={0,3})",
+         r"(?:glc_[A-Za-z0-9+/]{32,}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,}={0,3})",
          ("glc_", "glsa_", "eyJrIjoi")),
-    _tok("atlassian_token", _B + r"ATATT3[A-Za-z0-9_\-=]{150,}", ("ATATT3",)),
-    _tok("linear_key", _B + r"lin_api_[A-Za-z0-9]{40}", ("lin_api_",)),
-    _tok("notion_token", _B + r"ntn_\d{11}[A-Za-z0-9]{35}", ("ntn_",)),
-    _tok("postman_key", _B + r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", ("PMAK-",)),
+    _tok("atlassian_token", r"ATATT3[A-Za-z0-9_\-=]{150,}", ("ATATT3",)),
+    _tok("linear_key", r"lin_api_[A-Za-z0-9]{40}", ("lin_api_",)),
+    _tok("notion_token", r"ntn_\d{11}[A-Za-z0-9]{35}", ("ntn_",)),
+    _tok("postman_key", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", ("PMAK-",)),
     _tok("dynatrace_token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", ("dt0c01.",)),
-    _tok("prefect_key", _B + r"pnu_[A-Za-z0-9]{36}", ("pnu_",)),
-    _tok("readme_key", _B + r"rdme_[a-z0-9]{70}", ("rdme_",)),
-    _tok("infracost_key", _B + r"ico-[A-Za-z0-9]{32}" + _E, ("ico-",)),
-    _tok("openshift_token", _B + r"sha256~[\w\-]{43}", ("sha256~",)),
-    _tok("harness_key", _B + r"(?:pat|sat)\.[\w\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}", ("pat.", "sat.")),
+    _tok("prefect_key", r"pnu_[A-Za-z0-9]{36}", ("pnu_",)),
+    _tok("readme_key", r"rdme_[a-z0-9]{70}", ("rdme_",)),
+    _tok("infracost_key", r"ico-[A-Za-z0-9]{32}" + _E, ("ico-",)),
+    _tok("openshift_token", r"sha256~[\w\-]{43}", ("sha256~",)),
+    _tok("harness_key", r"(?:pat|sat)\.[\w\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}", ("pat.", "sat.")),
     # messaging, mail, payments, commerce
     _tok("slack_token",
-         _B + r"(?:xox[abeoprs]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{40,}|xapp-\d-[A-Za-z0-9\-]{20,})",
+         r"(?:xox[abeoprs]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{40,}|xapp-\d-[A-Za-z0-9\-]{20,})",
          ("xox", "xapp-"), _has_digit),
     _tok("slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}", ("hooks.slack.com",)),
     _tok("discord_token", r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{60,}", ("discord",)),
     _tok("teams_webhook", r"[a-z0-9]+\.webhook\.office\.com/webhookb2/[\w@\-/]{60,}", ("webhook.office.com",)),
     _tok("telegram_token", r"(?<![\w:])\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E, (":AA",)),
-    _tok("sendgrid_key", _B + r"SG\.[\w\-]{16,32}\.[\w\-]{30,64}", ("SG.",)),
-    _tok("sendinblue_key", _B + r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", ("xkeysib-",)),
-    _tok("mailgun_key", _B + r"key-[0-9a-f]{32}" + _E, ("key-",), _has_digit),
-    _tok("mailchimp_key", _B + r"[0-9a-f]{32}-us\d{1,2}" + _E, ("-us",)),
-    _tok("twilio_key", _B + r"SK[0-9a-fA-F]{32}" + _E, ("SK",), _digit_and_letter),
-    _tok("stripe_key", _B + r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})",
+    _tok("sendgrid_key", r"SG\.[\w\-]{16,32}\.[\w\-]{30,64}", ("SG.",)),
+    _tok("sendinblue_key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", ("xkeysib-",)),
+    _tok("mailgun_key", r"key-[0-9a-f]{32}" + _E, ("key-",), _has_digit),
+    _tok("mailchimp_key", r"[0-9a-f]{32}-us\d{1,2}" + _E, ("-us",)),
+    _tok("twilio_key", r"SK[0-9a-fA-F]{32}" + _E, ("SK",), _digit_and_letter),
+    _tok("stripe_key", r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{24,})",
          ("_live_", "_test_", "_prod_", "whsec_")),
-    _tok("square_token", _B + r"(?:sq0(?:atp|csp)-[\w\-]{22,}|EAAA[\w\-]{22,60})", ("sq0", "EAAA")),
-    _tok("shopify_token", _B + r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", ("shpat_", "shpss_", "shpca_", "shppa_")),
-    _tok("shippo_token", _B + r"shippo_(?:live|test)_[a-fA-F0-9]{40}", ("shippo_",)),
-    _tok("duffel_token", _B + r"duffel_(?:test|live)_[A-Za-z0-9_\-=]{43}", ("duffel_",)),
-    _tok("easypost_key", r"\bEZ[AT]K[A-Za-z0-9]{54}\b", ("EZAK", "EZTK")),
+    _tok("square_token", r"(?:sq0(?:atp|csp)-[\w\-]{22,}|EAAA[\w\-]{22,60})", ("sq0", "EAAA")),
+    _tok("shopify_token", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", ("shpat_", "shpss_", "shpca_", "shppa_")),
+    _tok("shippo_token", r"shippo_(?:live|test)_[a-fA-F0-9]{40}", ("shippo_",)),
+    _tok("duffel_token", r"duffel_(?:test|live)_[A-Za-z0-9_\-=]{43}", ("duffel_",)),
+    _tok("easypost_key", r"EZ[AT]K[A-Za-z0-9]{54}\b", ("EZAK", "EZTK")),
     _tok("flutterwave_key", r"FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?", ("FLWSECK",)),
-    _tok("newrelic_key", _B + r"NR(?:AK|II)-[A-Za-z0-9_\-]{27,32}", ("NRAK-", "NRII-")),
-    _tok("frameio_token", _B + r"fio-u-[\w=\-]{64}", ("fio-u-",)),
+    _tok("newrelic_key", r"NR(?:AK|II)-[A-Za-z0-9_\-]{27,32}", ("NRAK-", "NRII-")),
+    _tok("frameio_token", r"fio-u-[\w=\-]{64}", ("fio-u-",)),
     # generic shapes
-    _tok("jwt", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{10,}", ("eyJ",)),
+    _tok("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{10,}", ("eyJ",)),
     Rule(
         "bearer_token",
-        re.compile(r"(?P<keep>\b[Bb]earer\s+)(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)"),
+        re.compile(r"(?P<keep>[Bb](?<![A-Za-z0-9_][Bb])earer\s+)(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)"),
         ("earer",),
         _has_digit,
         anywhere=True,
     ),
     Rule(
         "basic_auth",
-        re.compile(r"(?P<keep>\b[Bb]asic\s+)(?P<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
+        re.compile(r"(?P<keep>[Bb](?<![A-Za-z0-9_][Bb])asic\s+)(?P<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
         ("asic",),
         _basic_credentials,
         anywhere=True,
@@ -231,7 +234,7 @@ RULES: tuple[Rule, ...] = (
     Rule(  # curl -u user:password (gitleaks curl-auth-user)
         "cli_password",
         re.compile(
-            r"(?P<keep>\bcurl\b(?:[^\n]|\\\n)*?\s(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:)(?P<secret>[^\s\"']{3,})"
+            r"(?P<keep>curl\b(?:[^\n]|\\\n)*?\s(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:)(?P<secret>[^\s\"']{3,})"
         ),
         ("curl",),
         _typed_value,
@@ -240,13 +243,13 @@ RULES: tuple[Rule, ...] = (
     Rule(  # password options of database and login clients: mysql -psecret, sshpass -p pw, redis-cli -a pw, ...
         "cli_password",
         re.compile(
-            r"(?P<keep>(?:\b(?:mysql\w*|mariadb\w*)\b[^\n|;&]*?[ \t]-p"
-            r"|\b(?:sshpass|docker[ \t]+login|az[ \t]+login|mongo(?:sh|dump|restore|import|export)?)\b[^\n|;&]*?[ \t]-p[ \t]+"
-            r"|\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+|\bsqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
-            r"|[ \t]-pass(?:in|out)[ \t]+pass:))"
+            r"(?P<keep>(?:(?:mysql|mariadb)[\w\-]*[^\n|;&]*?[ \t]-p"
+            r"|(?:sshpass|docker[ \t]+login|az[ \t]+login|mongo(?:sh|dump|restore|import|export)?)\b[^\n|;&]*?[ \t]-p[ \t]+"
+            r"|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+|sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
+            r"|-pass(?:in|out)[ \t]+pass:))"
             r"(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"-][^\s'\"]*)"
         ),
-        ("mysql", "mariadb", "sshpass", "login", "mongo", "redis-cli", "sqlcmd", "-pass"),
+        ("mysql", "mariadb", "sshpass", "docker login", "az login", "mongo", "redis-cli", "sqlcmd", "-passin", "-passout"),
         _typed_value,
         anywhere=True,
     ),
@@ -257,6 +260,10 @@ def _replace(rule: Rule, counter: list[int]) -> Callable[[re.Match[str]], str]:
     groups = rule.pattern.groupindex
 
     def sub(match: re.Match[str]) -> str:
+        start = match.start()
+        if rule.bounded and start and match.string[start - 1] in _WORD_CHARS and not (
+                start > 1 and match.string[start - 2] == "\\" and match.string[start - 1] in "nrt"):
+            return match.group(0)
         secret = match.group("secret") if "secret" in groups else match.group(0)
         if secret.startswith("[REDACTED:") or rule.validate is not None and not rule.validate(secret):
             return match.group(0)
@@ -296,6 +303,11 @@ _RULE_TRIGGERS = tuple(
     frozenset(s for s in _ALL_TRIGGERS if any(t.startswith(s) for t in rule.triggers)) for rule in RULES
 )
 _MIN_TOKEN = 20  # every vendor token is at least this long (an AWS key id is exactly 20)
+_RULES_BY_TRIGGER: dict[str, tuple[int, ...]] = {
+    t: tuple(i for i, triggers in enumerate(_RULE_TRIGGERS) if t in triggers and not RULES[i].anywhere)
+    for t in _ALL_TRIGGERS
+}
+_ANYWHERE = tuple((i, rule.triggers) for i, rule in enumerate(RULES) if rule.anywhere)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -534,9 +546,15 @@ def redact(text: str) -> tuple[str, int]:
         _AWS_CONTEXT.search(text))  # looked for before the key id itself is replaced
     long_words = [w for w in text.split() if len(w) >= _MIN_TOKEN]
     present = set(_TRIGGER_RE.findall(" ".join(long_words))) if long_words else set()
-    for rule, triggers in zip(RULES, _RULE_TRIGGERS, strict=True):
-        if (any(t in text for t in rule.triggers) if rule.anywhere else not present.isdisjoint(triggers)):
-            text = rule.pattern.sub(_replace(rule, counter), text)
+    todo = {i for t in present for i in _RULES_BY_TRIGGER[t]}
+    for i, triggers in _ANYWHERE:
+        if RULES[i].kind == "aws_secret_key":
+            if aws_context:  # its name is what _AWS_CONTEXT looks for
+                todo.add(i)
+        elif any(t in text for t in triggers):
+            todo.add(i)
+    for i in sorted(todo):
+        text = RULES[i].pattern.sub(_replace(RULES[i], counter), text)
     if aws_context:
         spans = [(m.start(), m.end(), "aws_secret_key") for m in _AWS_SECRET_WORD.finditer(text)
                  if _aws_secret_word(m.group())]
