@@ -36,21 +36,27 @@ class Rule:
     bounded: bool = False  # the match must start at a word boundary
 
 
+_DIGIT = re.compile(r"[0-9]")
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
+_LETTER = re.compile(r"[A-Za-z]")
+
+
 def _has_digit(value: str) -> bool:
-    return any(c.isdigit() for c in value)
+    return _DIGIT.search(value) is not None
+
+
+def _mixed_case(value: str) -> bool:
+    return _UPPER.search(value) is not None and _LOWER.search(value) is not None
 
 
 def _mixed(value: str) -> bool:
     """Random tokens mix upper case, lower case and digits; words, hex ids and constants do not."""
-    return _has_digit(value) and any(c.isupper() for c in value) and any(c.islower() for c in value)
-
-
-def _mixed_case(value: str) -> bool:
-    return any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return _has_digit(value) and _mixed_case(value)
 
 
 def _digit_and_letter(value: str) -> bool:
-    return _has_digit(value) and any(c.isalpha() for c in value)
+    return _has_digit(value) and _LETTER.search(value) is not None
 
 
 def _basic_credentials(value: str) -> bool:
@@ -88,7 +94,7 @@ RULES: tuple[Rule, ...] = (
         "private_key",
         re.compile(
             r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:(?:[A-Za-z0-9+/=\s:,.\-]|\\[nr])*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:(?:[A-Za-z0-9+/=\s:,.]|-(?!----)|\\[nr]){0,20000}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
             r"|(?:[A-Za-z0-9+/=\s]|\\[nr]){8,})",
         ),
         ("-----BEGIN",),
@@ -226,28 +232,26 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(  # scheme://user:password@host, the user may be empty (redis://:pw@host); the last @ ends the password
         "url_password",
-        re.compile(r"(?P<keep>://[^\s:/@\"'<>]*:)(?P<secret>[^\s/\"'<>]+)(?=@[^\s@/\"'<>]*)"),
+        re.compile(r"(?P<keep>://[^\s:/@\"'<>]*:)(?P<secret>[^\s/\"'<>]{1,300})(?=@[^\s@/\"'<>]*)"),
         ("://",),
         _typed_value,
         anywhere=True,
     ),
-    Rule(  # curl -u user:password (gitleaks curl-auth-user)
+    Rule(  # curl -u user:password (gitleaks curl-auth-user), in a text that runs curl; not uid:gid
         "cli_password",
-        re.compile(
-            r"(?P<keep>curl\b(?:[^\n]|\\\n)*?\s(?:-u|--user)(?:=|[ \t]+)[\"']?[^\s:\"']*:)(?P<secret>[^\s\"']{3,})"
-        ),
+        re.compile(r"(?P<keep>-(?<=\s-)(?:u|-user)(?:=|[ \t]+)[\"']?[^\s:\"']*:)(?P<secret>[^\s\"']{3,300})"),
         ("curl",),
-        _typed_value,
+        lambda v: _typed_value(v) and not v.isdigit(),
         anywhere=True,
     ),
     Rule(  # password options of database and login clients: mysql -psecret, sshpass -p pw, redis-cli -a pw, ...
         "cli_password",
         re.compile(
-            r"(?P<keep>(?:(?:mysql|mariadb)[\w\-]*[^\n|;&]*?[ \t]-p"
-            r"|(?:sshpass|docker[ \t]+login|az[ \t]+login|mongo(?:sh|dump|restore|import|export)?)\b[^\n|;&]*?[ \t]-p[ \t]+"
-            r"|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+|sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
+            r"(?P<keep>(?:(?:mysql|mariadb)[\w\-]*[^\n|;&]{0,120}?[ \t]-p"
+            r"|(?:sshpass|docker[ \t]+login|az[ \t]+login|mongo(?:sh|dump|restore|import|export)?)\b[^\n|;&]{0,120}?[ \t]-p[ \t]+"
+            r"|redis-cli\b[^\n|;&]{0,120}?[ \t]-a[ \t]+|sqlcmd\b[^\n|;&]{0,120}?[ \t]-P[ \t]*"
             r"|-pass(?:in|out)[ \t]+pass:))"
-            r"(?P<secret>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"-][^\s'\"]*)"
+            r"(?P<secret>'[^'\n]{1,300}'|\"[^\"\n]{1,300}\"|[^\s'\"-][^\s'\"]{0,300})"
         ),
         ("mysql", "mariadb", "sshpass", "docker login", "az login", "mongo", "redis-cli", "sqlcmd", "-passin", "-passout"),
         _typed_value,
@@ -428,16 +432,17 @@ def _value_is_secret(value: str, kind: str, quoted: bool, literal: bool) -> bool
 
 
 _QUOTED = (
-    r"(?P<at>@)?(?:(?P<q>\\?\")(?P<dq>(?:[^\"\\\n]|\\[^\"\n])*)\\?\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`)"
+    r"(?P<at>@)?(?:(?P<q>\\?\")(?P<dq>(?:[^\"\\\n]|\\[^\"\n]){0,300})\\?\"|'(?P<sq>[^'\n]{0,300})'|`(?P<bq>[^`\n]{0,300})`)"
 )
 _TAIL = re.compile(
     r"(?P<close>(?:\\?[\"'`])?\]?)"  # end of a quoted key ("password": / ['password'])
     r"(?P<op>(?:[ \t]*:[ \t]*[A-Za-z_][\w.]*|[ \t]+(?:string|String|str))?"  # a type: `key: str =`, Go `key string =`
     r"[ \t]*(?:=>|:{1,3}=|\?=|\|\|=|\.=|===?|!==?|=|:(?![:/])|(?<=[\"'`]),)[ \t]*|[ \t]+)"
-    r"(?:" + _QUOTED + r"|(?P<bare>(?:[^\s\"'`,;()\[\]{}<>|&\\]|\\(?![nrt\"]))+))"
+    r"(?:" + _QUOTED + r"|(?P<bare>[^\s\"'`,;()\[\]{}<>|&]{1,300}))"
 )
 _LINE_START = re.compile(r"(?:^|\n)[ \t]*(?:export[ \t]+|set[ \t]+|setx[ \t]+|ENV[ \t]+|ARG[ \t]+|-[ \t]+|\$env:)?\"?$")
 _LINE_END = re.compile(r"[\"']?[ \t]*(?:#.*)?(?:\n|$)")
+_ESCAPE = re.compile(r"\\[nrt\"]")  # `\n` inside a JSON string ends an unquoted value
 _COMPARE = frozenset({"==", "===", "!=", "!=="})
 
 
@@ -482,7 +487,7 @@ def _keyword_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
             value, vstart = tail.group(group), tail.start(group)
             quoted, literal = True, op not in _COMPARE and op != ","  # `("TOKEN", "x")` may be a list of words
         else:
-            value, vstart = tail.group("bare").rstrip(".:"), tail.start("bare")
+            value, vstart = _ESCAPE.split(tail.group("bare"), 1)[0].rstrip(".:"), tail.start("bare")
             quoted = False
             after = text[vstart + len(value):vstart + len(value) + 1]
             if after in ("(", "[") or flag and value.startswith("-"):
@@ -501,10 +506,10 @@ def _keyword_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
                 literal = False  # --password x, f(password=x), -H 'X-Api-Key: x'
             else:
                 continue  # `token: the word` in prose, `{ password: pw }` in code
+        done = max(done, vstart + len(value))  # a keyword inside this value is not a name
         if value.startswith("[REDACTED:") or not _value_is_secret(value, kind, quoted, literal):
             continue
         spans.append((vstart, vstart + len(value), kind))
-        done = max(done, vstart + len(value))
     return spans
 
 
