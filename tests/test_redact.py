@@ -2,8 +2,8 @@
 
 The cases are not written next to the rules. Token shapes, the places people write them and the look-alikes
 that must survive are re-created from gitleaks' rule tests (cmd/generate/config/rules/*.go and
-utils.GenerateSampleSecrets, v8.30.1-27, commit b58d3f10) and from Yelp detect-secrets' plugin tests
-(tests/plugins/*_test.py, v1.5.0-50, commit 5e141933); where those generate a random secret from an
+utils.GenerateSampleSecrets, commit b58d3f10, v8.30.0+27) and from Yelp detect-secrets' plugin tests
+(tests/plugins/*_test.py, commit 5e141933, v1.5.0+50); where those generate a random secret from an
 alphabet, ``fake`` does the same with a fixed seed. The rest are lines shaped like what people paste into
 an agent: ``.env`` dumps, compose files, shell history, curl commands, `aws configure` output.
 """
@@ -103,7 +103,7 @@ TOKENS = [
     ("cloudflare_key", "v1.0-" + fake(HEX, 24) + "-" + fake(HEX, 146)),
     ("alibaba_key", "LTAI" + fake(ALNUM, 20)),
     ("telegram_token", "7213808860:AAH1bjqpKKW3maRSPAxzIU-0v6xNuq2-NjM"),  # detect-secrets' own example
-    ("discord_token", "https://discord.com/api/webhooks/" + fake(string.digits, 18) + "/" + fake(WORD, 68)),
+    ("discord_webhook", "https://discord.com/api/webhooks/" + fake(string.digits, 18) + "/" + fake(WORD, 68)),
     ("square_token", "sq0atp-" + fake(WORD, 22)),
     ("shippo_token", "shippo_live_" + fake(HEX, 40)),
     ("duffel_token", "duffel_test_" + fake(WORD, 43)),
@@ -257,28 +257,15 @@ def test_code_prose_and_placeholders_are_left_alone(text: str) -> None:
     assert redact(text) == (text, 0)
 
 
-def real_messages() -> list[str]:
-    """Every message text of the real agent logs, unredacted."""
+def test_real_agent_logs_hold_no_secret_and_come_out_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     from wwt.parsers import parse_file
 
     shared = Path(os.environ.get("WWT_SHARED", "/work/shared")) / "fixtures" / "real"
     if not shared.is_dir():
         pytest.skip(f"real fixtures not found under {shared}")
-    texts = []
-    os.environ["WWT_REDACT"] = "0"
-    try:
-        for path in sorted(shared.rglob("*.json*")):
-            if path.name.endswith(".meta.json"):
-                continue
-            sessions, _ = parse_file(path)
-            texts += [m.text for s in sessions for m in s.messages]
-    finally:
-        del os.environ["WWT_REDACT"]
-    return texts
-
-
-def test_real_agent_logs_hold_no_secret_and_come_out_unchanged() -> None:
-    texts = real_messages()
+    monkeypatch.setenv("WWT_REDACT", "0")  # every message text as the agents wrote it
+    texts = [m.text for path in sorted(shared.rglob("*.json*")) if not path.name.endswith(".meta.json")
+             for s in parse_file(path)[0] for m in s.messages]
     assert len(texts) > 300 and sum(map(len, texts)) > 200_000
     changed = [(t, redact(t)[0]) for t in texts if redact(t)[1]]
     assert not changed, json.dumps(changed[:3])[:600]

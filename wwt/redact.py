@@ -8,7 +8,7 @@ access key id. A match is replaced by ``[REDACTED:<kind>]``; only the secret par
 scheme or flag in front of it stays so the text still reads (``DB_PASSWORD=[REDACTED:password]``).
 
 The catalogue of token shapes follows gitleaks' rules (``config/gitleaks.toml`` / ``cmd/generate/config/
-rules``, v8.30.1, commit b58d3f10) and Yelp detect-secrets' plugins (v1.5.0, commit 5e141933), re-expressed
+rules`` at commit b58d3f10, v8.30.0+27) and Yelp detect-secrets' plugins (commit 5e141933, v1.5.0+50), re-expressed
 here; a few prefixes documented by their vendors were added (Groq ``gsk_``, xAI ``xai-``, Replicate ``r8_``,
 Tavily ``tvly-``, LangSmith ``lsv2_``, Supabase ``sbp_``, Google ``GOCSPX-``/``ya29.``, Stripe ``whsec_``).
 
@@ -186,7 +186,7 @@ RULES: tuple[Rule, ...] = (
          r"(?:xox[abeoprs]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{40,}|xapp-\d-[A-Za-z0-9\-]{20,})",
          ("xox", "xapp-"), _has_digit),
     _tok("slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}", ("hooks.slack.com",)),
-    _tok("discord_token", r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{60,}", ("discord",)),
+    _tok("discord_webhook", r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{60,}", ("discord",)),
     _tok("teams_webhook", r"[a-z0-9]+\.webhook\.office\.com/webhookb2/[\w@\-/]{60,}", ("webhook.office.com",)),
     _tok("telegram_token", r"(?<![\w:])\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E, (":AA",)),
     _tok("sendgrid_key", r"SG\.[\w\-]{16,32}\.[\w\-]{30,64}", ("SG.",)),
