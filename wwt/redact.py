@@ -7,14 +7,16 @@ credentials, client passwords (``mysql -psecret``, ``curl -u user:pw``) and AWS 
 access key id. A match is replaced by ``[REDACTED:<kind>]``; only the secret part is replaced, the name,
 scheme or flag in front of it stays so the text still reads (``DB_PASSWORD=[REDACTED:password]``).
 
-The catalogue of token shapes follows gitleaks' rules (``config/gitleaks.toml`` / ``cmd/generate/config/
-rules`` at commit b58d3f10, v8.30.0+27) and Yelp detect-secrets' plugins (commit 5e141933, v1.5.0+50), re-expressed
-here; a few prefixes documented by their vendors were added (Groq ``gsk_``, xAI ``xai-``, Replicate ``r8_``,
-Tavily ``tvly-``, LangSmith ``lsv2_``, Supabase ``sbp_``, Google ``GOCSPX-``/``ya29.``, Stripe ``whsec_``).
+The catalogue of token shapes follows gitleaks' rules (``cmd/generate/config/rules``, commit b58d3f10,
+v8.30.0+27) and Yelp detect-secrets' plugins (commit 5e141933, v1.5.0+50), re-expressed here; a few prefixes
+documented by their vendors were added (Groq ``gsk_``, xAI ``xai-``, Replicate ``r8_``, Tavily ``tvly-``,
+LangSmith ``lsv2_``, Supabase ``sbp_``, Google ``GOCSPX-``/``ya29.``, Stripe ``whsec_``).
 
-Speed: every message of every log passes through ``redact``. One scan of a trie of literal trigger
-substrings picks the token rules that can match at all; the context scanner runs only where a secret-sounding
-word occurs, and decides in Python (cheap, per hit) whether the name and the value around it are a secret.
+Speed: every message of every log passes through ``redact``. One scan of a trie of literal prefixes over the
+words of 20+ characters picks the token rules that can match at all, each pattern starting with its literal
+prefix; context rules run only when their cue (``://``, ``Basic``, ``curl``…) is in the text; the keyword
+scanner runs only where a secret-sounding word occurs and decides in Python, per hit, whether the name and the
+value around it are a secret. Values and command spans are bounded, so hostile input stays near-linear.
 """
 
 from __future__ import annotations
