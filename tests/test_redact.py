@@ -178,6 +178,9 @@ CONTEXT = [
     ("secret", "GET /v1/items?access_token=" + KEY + "&page=2", KEY),
     ("basic_auth", "curl -H 'Authorization: Basic " + BASIC + "' https://api.example.com", BASIC),
     ("basic_auth", 'headers = {"Authorization": "Basic ' + BASIC + '"}', BASIC),
+    ("basic_auth", '{"auths": {"https://index.docker.io/v1/": {"auth": "' + BASIC + '"}}}', BASIC),  # docker login
+    ("password", "kind: Secret\ndata:\n  password: " + base64.b64encode(PW.encode()).decode() + "\n",
+     base64.b64encode(PW.encode()).decode()),
     ("secret", 'curl -H "x-api-key: ' + KEY + '" https://api.example.com/v1', KEY),
     ("secret", 'curl -X GET https://octopus.corp.net/ -H "X-Octopus-ApiKey: 3a16750d-d363-41a4-8ebd-035408f7730f"',
      "3a16750d-d363-41a4-8ebd-035408f7730f"),  # gitleaks

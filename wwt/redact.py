@@ -222,6 +222,13 @@ RULES: tuple[Rule, ...] = (
         _basic_credentials,
         anywhere=True,
     ),
+    Rule(  # docker's config.json: "auth": base64 of user:password
+        "basic_auth",
+        re.compile(r"(?P<keep>\"auth\"[ \t]*:[ \t]*\")(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?=\")"),
+        ('"auth"',),
+        _basic_credentials,
+        anywhere=True,
+    ),
     Rule(  # `Authorization: <token>` / `Token <token>` (the Bearer and Basic schemes have their own rules)
         "auth_header",
         re.compile(
@@ -438,7 +445,8 @@ _QUOTED = (
 )
 _TAIL = re.compile(
     r"(?P<close>(?:\\?[\"'`])?\]?)"  # end of a quoted key ("password": / ['password'])
-    r"(?P<op>(?:[ \t]*:[ \t]*[A-Za-z_][\w.]*|[ \t]+(?:string|String|str))?"  # a type: `key: str =`, Go `key string =`
+    r"(?P<op>(?:[ \t]*:[ \t]*[A-Za-z_][\w.\[\]]*[ \t]+(?==[^=])|[ \t]+(?:string|String|str)[ \t]*(?==[^=]))?"  # a type
+    # (`key: str = `, Go `key string = `), then the operator
     r"[ \t]*(?:=>|:{1,3}=|\?=|\|\|=|\.=|===?|!==?|=|:(?![:/])|(?<=[\"'`]),)[ \t]*|[ \t]+)"
     r"(?:" + _QUOTED + r"|(?P<bare>[^\s\"'`,;()\[\]{}<>|&]{1,300}))"
 )
