@@ -347,7 +347,7 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 _PASSWORD_WORDS = frozenset({"password", "passwd", "passwort", "passphrase", "passcode", "pwd", "pass",
-                             "contrasena", "contraseña"})
+                             "contrasena"})
 _KEY_PREFIXES = frozenset({"api", "secret", "private", "access", "auth", "account", "service", "master", "signing",
                            "encryption", "subscription", "app", "client", "consumer", "license", "admin", "webhook",
                            "jwt", "session", "storage", "shared", "sas", "deploy"})
