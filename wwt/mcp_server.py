@@ -24,6 +24,7 @@ MAX_MESSAGE_CHARS = 1200
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 PAGE_MESSAGES = 20
+WARM_UP_JOIN_S = 60.0  # how long a closing server waits for the warm-up to finish loading
 SOURCE_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli"}
 PLATFORM_NAMES = {"claude-code": "Claude Code", "gemini-cli": "Gemini CLI", "codex-cli": "Codex CLI"}
 # Env vars through which an agent may tell its MCP server which session it runs in (never search yourself).
@@ -319,14 +320,21 @@ def build_server() -> Any:
 def main() -> None:
     """Console script ``wwt-mcp`` and ``wwt mcp``."""
     server = build_server()
-    threading.Thread(target=warm_up, name="wwt-warm-up", daemon=True).start()
+    warming = threading.Thread(target=warm_up, name="wwt-warm-up", daemon=True)
+    warming.start()
     try:
         server.run("stdio")
     except KeyboardInterrupt:
         pass
     finally:
+        # A client that disconnects at once must not end the process while onnxruntime or Kiwi is still
+        # loading on the warm-up thread (that aborts the process instead of exiting 0).
+        warming.join(timeout=WARM_UP_JOIN_S)
         if _State.memory is not None:
             _State.memory.close()
+    if warming.is_alive():  # still downloading the model: leave without running native destructors
+        sys.stdout.flush()
+        os._exit(0)
     sys.exit(0)
 
 
