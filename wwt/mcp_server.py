@@ -300,6 +300,10 @@ def _as_tool(fn: Any) -> Any:
         except WwtError as exc:
             raise ToolError(terminal_safe(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
         except Exception as exc:  # noqa: BLE001
+            from wwt.store import store_damage, store_damage_error
+
+            if store_damage(exc):
+                raise ToolError(terminal_safe(str(store_damage_error(memory().store_path, exc)))) from None
             message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             raise ToolError(terminal_safe(message)) from None
 
