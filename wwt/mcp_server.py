@@ -44,9 +44,9 @@ SEARCH_MEMORY_DOC = (
     "server's working folder) for how something was done, decided or fixed before. Use it when the user says "
     "things like 'how did we fix …', 'what did we decide about …', 'last time we …', '전에 … 어떻게 했지?', "
     "'그때 그거 뭐였지?', '지난번에 … 했던 거', or before re-solving a problem that looks familiar. Query in "
-    "natural language (Korean, English or mixed) or with exact identifiers/error strings. Optional filters: "
-    "project, source (claude-code | gemini-cli | codex-cli), git_branch, cwd, since/until (YYYY-MM-DD, 7d, "
-    "2w, yesterday), limit (default 5, max 20). Returns sessions with project, branch, agent, date, score, "
+    "natural language (Korean, English or mixed) or with exact identifiers/error strings. `cwd` only picks "
+    "the project (pass your working folder). Optional filters: project, source (claude-code | gemini-cli | "
+    "codex-cli), git_branch, since/until (YYYY-MM-DD, 7d, 2w, yesterday), limit (default 5, max 20). Returns sessions with project, branch, agent, date, score, "
     "excerpt, session id and the command to resume it; call get_session to read more."
 )
 SEARCH_ALL_DOC = (
