@@ -147,8 +147,13 @@ def drain_once(memory, store, log: logging.Logger) -> int:
             raise
         log.warning("ingest of %d file(s) failed (%s: %s); retrying them one by one",
                     len(ready), type(exc).__name__, _one_line(exc))
-        for p in ready:
-            _ingest_one(memory, store, log, p, by_path[p])
+        for n, p in enumerate(ready):
+            try:
+                _ingest_one(memory, store, log, p, by_path[p])
+            except BaseException:
+                store.release_queue([i for q in ready[n + 1 :] for i in by_path[q]])
+                raise
+        time.sleep(min(2.0 * max(item.attempts for item in items), 10.0))  # a moment before the retry
         return len(items)
     store.finish_queue([i for p in ready for i in by_path[p]])
     log.info("ingested %d file(s) in %.1fs: %s", len(ready), time.monotonic() - started, _describe(summary))
