@@ -375,6 +375,12 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
         if debug:
             raise
+        from wwt.store import store_damage, store_damage_error
+
+        if store_damage(exc):  # reached through a raw query rather than a Store method
+            from wwt import paths
+
+            _fail(str(store_damage_error(paths.store_path(), exc)), 1)
         if out_of_space(exc):
             from wwt import paths
 

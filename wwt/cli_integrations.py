@@ -101,9 +101,16 @@ def register(app: typer.Typer) -> None:
         out.print("all good" if code == 0 else "something needs fixing (see above)")
         raise typer.Exit(code)
 
-    @app.command(hidden=True)
-    def worker() -> None:
-        """Background ingest worker (started by `wwt hook`)."""
+    @app.command()
+    def worker(
+        retry_parked: bool = typer.Option(
+            False, "--retry-parked", help="First queue again the files the worker gave up on (see `wwt doctor`)."
+        ),
+    ) -> None:
+        """Ingest what the hooks queued, then exit when idle (hooks start it by themselves)."""
         from wwt.worker import main as worker_main
+        from wwt.worker import retry_parked as requeue
 
+        if retry_parked:
+            typer.echo(f"queued again: {requeue()} file(s)")
         raise typer.Exit(worker_main())

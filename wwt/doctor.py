@@ -17,8 +17,10 @@ from wwt.errors import WwtError
 from wwt.hook import worker_running
 from wwt.setup import codex, gemini
 from wwt.setup.plan import AGENTS
+from wwt.worker import short
 
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
+PARKED_SHOWN = 3  # parked queue rows named one by one; the rest are counted
 
 
 @dataclass
@@ -129,22 +131,25 @@ def check_store() -> list[Finding]:
         shown = ", ".join(f"{p} ({_mode(p):o})" for p in exposed[:3]) + (f" and {len(exposed) - 3} more" if len(exposed) > 3 else "")
         out.append(Finding(FAIL, "store", f"readable by others: {shown}", f"chmod -R go-rwx {home}"))
     try:
-        from wwt.store import Store
+        from wwt.store import Store, store_damage_error
 
         with Store.open(db, readonly=True) as store:
+            damage = store.damage()  # reads every page: a bad one anywhere, not just where stats() looks
+            if damage is not None:
+                raise store_damage_error(db, damage)
             stats = store.stats()
             pending = store.queue_size()
-            failed = store.conn.execute(
-                "SELECT path, error FROM ingest_queue WHERE error IS NOT NULL ORDER BY id DESC LIMIT 3"
-            ).fetchall()
-            oldest = store.conn.execute(
-                "SELECT MIN(enqueued_at) FROM ingest_queue WHERE error IS NULL"
-            ).fetchone()[0]
+            parked = store.parked_queue(limit=PARKED_SHOWN)
+            oldest = store.oldest_pending()
     except WwtError as exc:
         return [*out, Finding(FAIL, "store", str(exc))]
     out.append(Finding(OK, "store", f"{stats.get('sessions', 0)} sessions, {stats.get('chunks', 0)} chunks in {db}"))
-    for path, error in failed:
-        out.append(Finding(WARN, "worker", f"gave up on {path}: {error}", "check the file, then `wwt ingest` it"))
+    for item in parked:
+        out.append(Finding(WARN, "worker", f"gave up on {short(item.path)}: {item.error}",
+                           "fix or remove that file, then `wwt worker --retry-parked`"))
+    if stats.get("queue_parked", 0) > len(parked):
+        out.append(Finding(WARN, "worker", f"{stats['queue_parked'] - len(parked)} more queued file(s) given up on",
+                           "`wwt worker --retry-parked` tries them all again"))
     running = worker_running(home)
     if pending and oldest and time.time() - oldest > 300 and not running:
         out.append(Finding(FAIL, "worker", f"{pending} queued file(s) waiting for > 5 min and no worker running",

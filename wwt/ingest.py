@@ -27,7 +27,7 @@ from typing import Any
 
 from wwt.chunker import chunk_session
 from wwt.errors import WwtError
-from wwt.indexes import Indexes, RepairReport
+from wwt.indexes import Indexes
 from wwt.models import Session
 from wwt.store import Store, StoredChunk
 
@@ -424,14 +424,6 @@ def reindex(store: Store, index_dir: Path, lock_timeout: float = -1) -> Indexes:
         counter = store.bump_change_counter()
         indexes.mark_synced(counter)
         return indexes
-    finally:
-        lock.release()
-
-
-def repair_indexes(store: Store, indexes: Indexes) -> RepairReport:
-    lock = _locked(store, -1)
-    try:
-        return indexes.repair(store)
     finally:
         lock.release()
 

@@ -12,6 +12,7 @@ Kiwi is skipped entirely for text without Hangul or Han characters.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -147,7 +148,21 @@ def prefetch(text: str) -> None:
         proc.stdin = None  # sent; ``communicate`` only reads from here on
     except (OSError, ValueError):
         return
+    if not _prefetching:
+        atexit.register(cancel_prefetch)  # (again after a cancel: a second run finds nothing to do)
     _prefetching[text] = proc
+
+
+def cancel_prefetch() -> None:
+    """Stop and reap the helpers nobody collected (the search ended early: an error, nothing in scope), so
+    no process outlives the command that started it."""
+    while _prefetching:
+        _, proc = _prefetching.popitem()
+        try:
+            proc.kill()
+            proc.communicate(timeout=5)
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            pass
 
 
 def _collect_prefetched(text: str) -> list[str] | None:

@@ -207,9 +207,6 @@ class LexicalIndex:
         for chunk_id in ids:
             writer.delete_documents_by_term("id", int(chunk_id))
 
-    def delete_all(self) -> None:
-        self._get_writer().delete_all_documents()
-
     def commit(self) -> None:
         """Make writes durable and visible to this instance's searches."""
         if self._writer is None:

@@ -24,6 +24,7 @@ MAX_MESSAGE_CHARS = 1200
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 PAGE_MESSAGES = 20
+WARM_UP_JOIN_S = 60.0  # how long a closing server waits for the warm-up to finish loading
 SOURCE_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli"}
 PLATFORM_NAMES = {"claude-code": "Claude Code", "gemini-cli": "Gemini CLI", "codex-cli": "Codex CLI"}
 # Env vars through which an agent may tell its MCP server which session it runs in (never search yourself).
@@ -43,9 +44,9 @@ SEARCH_MEMORY_DOC = (
     "server's working folder) for how something was done, decided or fixed before. Use it when the user says "
     "things like 'how did we fix …', 'what did we decide about …', 'last time we …', '전에 … 어떻게 했지?', "
     "'그때 그거 뭐였지?', '지난번에 … 했던 거', or before re-solving a problem that looks familiar. Query in "
-    "natural language (Korean, English or mixed) or with exact identifiers/error strings. Optional filters: "
-    "project, source (claude-code | gemini-cli | codex-cli), git_branch, cwd, since/until (YYYY-MM-DD, 7d, "
-    "2w, yesterday), limit (default 5, max 20). Returns sessions with project, branch, agent, date, score, "
+    "natural language (Korean, English or mixed) or with exact identifiers/error strings. `cwd` only picks "
+    "the project (pass your working folder). Optional filters: project, source (claude-code | gemini-cli | "
+    "codex-cli), git_branch, since/until (YYYY-MM-DD, 7d, 2w, yesterday), limit (default 5, max 20). Returns sessions with project, branch, agent, date, score, "
     "excerpt, session id and the command to resume it; call get_session to read more."
 )
 SEARCH_ALL_DOC = (
@@ -299,6 +300,10 @@ def _as_tool(fn: Any) -> Any:
         except WwtError as exc:
             raise ToolError(terminal_safe(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
         except Exception as exc:  # noqa: BLE001
+            from wwt.store import store_damage, store_damage_error
+
+            if store_damage(exc):
+                raise ToolError(terminal_safe(str(store_damage_error(memory().store_path, exc)))) from None
             message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             raise ToolError(terminal_safe(message)) from None
 
@@ -319,14 +324,21 @@ def build_server() -> Any:
 def main() -> None:
     """Console script ``wwt-mcp`` and ``wwt mcp``."""
     server = build_server()
-    threading.Thread(target=warm_up, name="wwt-warm-up", daemon=True).start()
+    warming = threading.Thread(target=warm_up, name="wwt-warm-up", daemon=True)
+    warming.start()
     try:
         server.run("stdio")
     except KeyboardInterrupt:
         pass
     finally:
+        # A client that disconnects at once must not end the process while onnxruntime or Kiwi is still
+        # loading on the warm-up thread (that aborts the process instead of exiting 0).
+        warming.join(timeout=WARM_UP_JOIN_S)
         if _State.memory is not None:
             _State.memory.close()
+    if warming.is_alive():  # still downloading the model: leave without running native destructors
+        sys.stdout.flush()
+        os._exit(0)
     sys.exit(0)
 
 

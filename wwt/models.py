@@ -10,9 +10,6 @@ from dataclasses import dataclass, field
 
 PLATFORMS = ("claude-code", "gemini-cli", "codex-cli")
 
-ROLES = ("user", "assistant")
-KINDS = ("text", "tool_call", "tool_result", "thinking")
-
 # Message flags (a message may carry several).
 FLAG_SIDECHAIN = "sidechain"  # Claude isSidechain / inline subagent exchange
 FLAG_SUBAGENT = "subagent"  # message comes from a subagent transcript

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from wwt.models import Filters
 from wwt.search import SearchOutcome, SessionHit
+from wwt.store import QUEUE_MAX_ATTEMPTS
 
 JSON_SCHEMA_VERSION = 1
 MESSAGE_CHARS = 2000  # `wwt show` cuts longer messages unless --full
@@ -204,6 +205,11 @@ def render_status(console: Console, info: dict[str, Any], model: dict[str, Any] 
         console.print(f"last ingest: {format_when(info.get('last_ingest'))}")
         if info.get("queue_pending"):
             console.print(f"waiting to be ingested: {info['queue_pending']} file(s)")
+        if info.get("queue_parked"):
+            console.print(
+                f"[yellow]given up after {QUEUE_MAX_ATTEMPTS} failed attempts: {info['queue_parked']} queued file(s)"
+                " — `wwt doctor` says why; `wwt worker --retry-parked` tries them again[/]"
+            )
     if model is not None:
         if model.get("available"):
             console.print(

@@ -65,6 +65,7 @@ class Memory:
         self._indexes: Any = None
         self._embedder: Any = None
         self._seen_counter: int | None = None
+        self._preload: threading.Thread | None = None
 
     @classmethod
     def open(cls, home: Path | str | None = None) -> Memory:
@@ -143,6 +144,9 @@ class Memory:
         self._indexes = None
 
     def close(self) -> None:
+        if self._preload is not None:  # never leave onnxruntime half-loaded on another thread
+            self._preload.join()
+            self._preload = None
         with self._lock:
             self._close_indexes()
             if self._store is not None:
@@ -187,12 +191,15 @@ class Memory:
         from wwt.search import run_search
 
         filters = filters or Filters()
+        if not query.strip():
+            raise UsageError("empty query: say what you are looking for")
         with self._lock:
             store = self._open_store()
             if filters.project:
                 self._check_project(filters.project)
-            if self._embedder is None and self._indexes is None:
-                _start_loading_embedder()  # a cold process: the model loads while the indexes open (~0.5 s)
+            if self._embedder is None and self._indexes is None and store.chunk_ids_matching(filters) != set():
+                # a cold process with something in scope: the model loads while the indexes open (~0.5 s)
+                self._preload = _start_loading_embedder()
             indexes = self._refresh_indexes()
             return run_search(
                 query,
@@ -334,11 +341,13 @@ class Memory:
             return removed
 
 
-def _start_loading_embedder() -> None:
+def _start_loading_embedder() -> threading.Thread:
     """Load the process-wide embedder on a side thread; ``load_embedder`` (which caches it under a lock)
-    hands the same one to the search, or raises its error there."""
-    import threading
+    hands the same one to the search, or raises its error there.
 
+    Not a daemon thread: the interpreter joins it before it shuts down. A process that ends while
+    onnxruntime is still building its session on a daemon thread (a search that found nothing in scope, an
+    error) aborts ("terminate called without an active exception", exit 134) or segfaults (139)."""
     from wwt.embedder import load_embedder
 
     def load() -> None:
@@ -347,7 +356,9 @@ def _start_loading_embedder() -> None:
         except Exception:  # noqa: BLE001 - the search's own call reports it
             pass
 
-    threading.Thread(target=load, name="wwt-embedder-load", daemon=True).start()
+    thread = threading.Thread(target=load, name="wwt-embedder-load", daemon=False)
+    thread.start()
+    return thread
 
 
 def _tokenizer() -> Callable[[str], list[str]] | None:

@@ -24,10 +24,11 @@ from wwt.errors import StoreError, UsageError
 from wwt.models import FLAG_SUBAGENT, Filters, Message, Session
 
 APP_ID = "whatwasthat"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
 QUEUE_CLAIM_TIMEOUT_S = 600  # a claim older than this is considered abandoned (worker killed)
-QUEUE_MAX_ATTEMPTS = 3
+QUEUE_MAX_ATTEMPTS = 3  # failed attempts before a queue row is parked (kept, shown, retried on request)
+QUEUE_ERROR_CHARS = 500
 ALLOWED_CACHE_SIZE = 32  # filter scopes remembered per Store (cleared on every committed ingest anyway)
 
 _RECOVERY = "move it away (e.g. `mv {p} {p}.bad`) and run `wwt ingest` to rebuild it from the agents' logs"
@@ -121,7 +122,13 @@ _V3 = """
 CREATE INDEX chunks_time ON chunks(end_ts, start_ts, session_id, root_session_id);
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
+# v4: the reason of a queue row's last failed attempt (a row is parked — ``error`` set — only after
+# QUEUE_MAX_ATTEMPTS; until then ``last_error`` says why it is being retried).
+_V4 = """
+ALTER TABLE ingest_queue ADD COLUMN last_error TEXT;
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 
 
 # --------------------------------------------------------------------------------------------- rows
@@ -194,6 +201,7 @@ class QueueItem:
     platform: str | None
     session_id: str | None
     attempts: int
+    error: str | None = None  # parked rows: why the worker gave up
 
 
 @dataclass
@@ -359,6 +367,15 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+
+    def damage(self) -> str | None:
+        """SQLite's own check of every page (``PRAGMA quick_check``): None when sound, else its first finding.
+        Reads the whole file: for ``wwt doctor``, not for every command."""
+        try:
+            row = self.conn.execute("PRAGMA quick_check(1)").fetchone()
+        except sqlite3.DatabaseError as exc:
+            return " ".join(str(exc).split())
+        return None if row is None or row[0] == "ok" else str(row[0])
 
     def __enter__(self) -> Store:
         return self
@@ -607,7 +624,8 @@ class Store:
             "files": one("SELECT COUNT(*) FROM files"),
             "files_missing": one("SELECT COUNT(*) FROM files WHERE missing=1"),
             "embeddings": one("SELECT COUNT(*) FROM embeddings"),
-            "queue_pending": one("SELECT COUNT(*) FROM ingest_queue"),
+            "queue_pending": one("SELECT COUNT(*) FROM ingest_queue WHERE error IS NULL"),
+            "queue_parked": one("SELECT COUNT(*) FROM ingest_queue WHERE error IS NOT NULL"),
             "per_platform": per_platform,
             "db_bytes": db_bytes,
             "last_ingest": self.get_meta("last_ingest"),
@@ -663,22 +681,65 @@ class Store:
             ).rowcount
 
     def finish_queue(self, ids: Sequence[int], error: str | None = None) -> None:
-        """Done → rows removed. Error → retried later, until QUEUE_MAX_ATTEMPTS, then kept with the error."""
+        """Done → rows removed. Error → the reason is kept (``last_error``) and the row retried later; after
+        QUEUE_MAX_ATTEMPTS failed attempts it is parked with the error (``parked_queue``, ``retry_parked``)."""
         with self.transaction():
             if error is None:
                 self.conn.executemany("DELETE FROM ingest_queue WHERE id=?", [(i,) for i in ids])
                 return
+            error = error[:QUEUE_ERROR_CHARS]
             for i in ids:
                 row = self.conn.execute("SELECT attempts FROM ingest_queue WHERE id=?", (i,)).fetchone()
                 if row is None:
                     continue
-                if row[0] >= QUEUE_MAX_ATTEMPTS:
-                    self.conn.execute("UPDATE ingest_queue SET error=? WHERE id=?", (error[:500], i))
-                else:
-                    self.conn.execute("UPDATE ingest_queue SET claimed_at=NULL WHERE id=?", (i,))
+                parked = error if row[0] >= QUEUE_MAX_ATTEMPTS else None
+                self.conn.execute(
+                    "UPDATE ingest_queue SET claimed_at=NULL, last_error=?, error=? WHERE id=?", (error, parked, i)
+                )
+
+    def release_queue(self, ids: Sequence[int]) -> None:
+        """Hand claimed rows back without counting the attempt: the failure was not theirs (the store, the
+        model or the disk failed), so they must not be parked for it."""
+        with self.transaction():
+            self.conn.executemany(
+                "UPDATE ingest_queue SET claimed_at=NULL, attempts=MAX(attempts - 1, 0) WHERE id=? AND error IS NULL",
+                [(i,) for i in ids],
+            )
 
     def queue_size(self) -> int:
+        """Rows still to ingest (parked ones not counted)."""
         return self.conn.execute("SELECT COUNT(*) FROM ingest_queue WHERE error IS NULL").fetchone()[0]
+
+    def oldest_pending(self) -> float | None:
+        """When the longest-waiting row still to ingest was queued (epoch seconds), or None."""
+        return self.conn.execute("SELECT MIN(enqueued_at) FROM ingest_queue WHERE error IS NULL").fetchone()[0]
+
+    def parked_queue(self, limit: int = 100) -> list[QueueItem]:
+        """Rows the worker gave up on, newest first, with their error."""
+        rows = self.conn.execute(
+            "SELECT id, path, platform, session_id, attempts, error FROM ingest_queue WHERE error IS NOT NULL "
+            "ORDER BY id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [QueueItem(r["id"], r["path"], r["platform"], r["session_id"], r["attempts"], r["error"]) for r in rows]
+
+    def retry_parked(self) -> int:
+        """Queue every parked row again with fresh attempts (``wwt worker --retry-parked``); a parked row whose
+        path is already waiting in the queue is dropped instead. Returns how many rows were re-queued."""
+        with self.transaction():
+            self.conn.execute(
+                "DELETE FROM ingest_queue WHERE error IS NOT NULL AND path IN "
+                "(SELECT path FROM ingest_queue WHERE error IS NULL)"
+            )
+            self.conn.execute(
+                "DELETE FROM ingest_queue WHERE error IS NOT NULL AND id NOT IN "
+                "(SELECT MAX(id) FROM ingest_queue WHERE error IS NOT NULL GROUP BY path)"
+            )
+            return self.conn.execute(
+                "UPDATE ingest_queue SET error=NULL, attempts=0, claimed_at=NULL, enqueued_at=? "
+                "WHERE error IS NOT NULL",
+                (time.time(),),
+            ).rowcount
 
     # ---- files (ingest) ----------------------------------------------------------------------------
 
@@ -984,6 +1045,63 @@ class Store:
                 "INSERT OR REPLACE INTO forgotten(session_id, forgotten_at) VALUES (?, ?)", (sid, _now_iso())
             )
         return chunk_ids
+
+
+# --------------------------------------------------------------------------------------------- damage
+
+
+def store_damage(exc: BaseException) -> bool:
+    """SQLite says the file is damaged (a malformed page, a page that is no database page). Such a file can
+    open fine — its header and schema pages are intact — and fail only when a query reaches the bad page."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB":
+        return True
+    text = str(exc).lower()
+    return "malformed" in text or "file is not a database" in text
+
+
+def store_damage_error(path: Path | str, exc: BaseException) -> StoreError:
+    """The one line every command, the worker and the MCP tools give for a damaged store."""
+    return StoreError(f"{path} is damaged ({' '.join(str(exc).split())}); {_RECOVERY.format(p=path)}")
+
+
+def _guarded(fn):  # type: ignore[no-untyped-def]
+    """``fn`` (a Store method) with SQLite's damage errors turned into ``store_damage_error``."""
+    import functools
+    import inspect
+
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def rows(self: Store, *args, **kwargs):  # type: ignore[no-untyped-def]
+            try:
+                yield from fn(self, *args, **kwargs)
+            except sqlite3.DatabaseError as exc:
+                if store_damage(exc):
+                    raise store_damage_error(self.path, exc) from None
+                raise
+
+        return rows
+
+    @functools.wraps(fn)
+    def method(self: Store, *args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if store_damage(exc):
+                raise store_damage_error(self.path, exc) from None
+            raise
+
+    return method
+
+
+# Every query method: a damaged page becomes the one-line StoreError wherever a command happens to reach it.
+for _name, _fn in list(vars(Store).items()):
+    if callable(_fn) and not _name.startswith("_") and _name not in ("open", "transaction", "close"):
+        setattr(Store, _name, _guarded(_fn))
+del _name, _fn
 
 
 # --------------------------------------------------------------------------------------------- helpers

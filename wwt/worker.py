@@ -5,13 +5,15 @@ A turn-end hook fires on every turn, so the worker waits for a quiet moment (no 
 many busy sessions are never quiet) before ingesting, ingests the queued files through ``Memory`` (which
 takes the single-writer lock), and exits after ``WWT_WORKER_IDLE_S`` (default 20 s) without work. The model
 loads once per worker life. Failures stay in the queue and are retried (the store gives up after a few
-attempts and keeps the error for ``wwt doctor``)."""
+attempts and parks the row with its error for ``wwt status``/``wwt doctor``; ``wwt worker --retry-parked``
+queues parked rows again). One row's failure never stops the rest of its batch."""
 
 from __future__ import annotations
 
 import logging
 import logging.handlers
 import os
+import stat
 import sys
 import time
 from contextlib import contextmanager
@@ -78,39 +80,118 @@ def seconds_since_last_hook(data_dir: Path, now: float | None = None) -> float:
     return (time.time() if now is None else now) - mtime
 
 
+def unreadable_reason(path: str) -> str | None:
+    """Why a queued path cannot be a transcript to ingest, or None. Only a regular file we can open is; a
+    folder (an ingest would walk it), a FIFO or device (reading would block) or any path the OS refuses
+    (too long, a NUL byte, not encodable, a symlink loop, no permission) is named here without opening it
+    for more than a non-blocking check."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a special file"
+            return f"not a transcript file ({kind})"
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        os.close(fd)
+    except FileNotFoundError:
+        return "transcript file not found"
+    except OSError as exc:
+        return f"cannot read the transcript: {exc.strerror or type(exc).__name__}"
+    except ValueError as exc:  # NUL byte, or text that is no file name on this system
+        reason = "a NUL byte" if "null" in str(exc) else "characters no file name can have"
+        return f"not a usable path ({reason})"
+    return None
+
+
+def short(path: str, limit: int = 200) -> str:
+    """A queued path for the log: at most ``limit`` characters (a hostile payload can be megabytes)."""
+    return path if len(path) <= limit else f"{path[: limit - 40]}…{path[-39:]} ({len(path)} chars)"
+
+
+# The store, the model or the disk failed: no queued file is to blame, so none is charged an attempt.
+def _not_the_rows_fault(exc: BaseException) -> bool:
+    from wwt.errors import ModelUnavailable, StoreError, out_of_space
+    from wwt.store import store_damage
+
+    return isinstance(exc, (StoreError, ModelUnavailable)) or store_damage(exc) or out_of_space(exc)
+
+
 def drain_once(memory, store, log: logging.Logger) -> int:
-    """Claim a batch, ingest it, settle the queue rows; returns how many rows were handled."""
+    """Claim a batch, ingest it, settle every queue row; returns how many rows were handled.
+
+    A row's own problem (a path that is no readable file, a file the ingest fails on) marks that row failed
+    with the reason and the rest of the batch goes on; after QUEUE_MAX_ATTEMPTS failures the row is parked.
+    A failure that is nobody's row (store damaged, model missing, disk full) hands the rows back uncharged
+    and is raised: the worker stops and says why in the log."""
     items = store.claim_queue(CLAIM_BATCH)
     if not items:
         return 0
     by_path: dict[str, list[int]] = {}
     for item in items:
         by_path.setdefault(item.path, []).append(item.id)
-    present = [p for p in by_path if Path(p).exists()]
-    for p in by_path:
-        if p not in present:
-            store.finish_queue(by_path[p], error="transcript file not found")
-            log.warning("queued file not found (will retry, then give up): %s", p)
-    if not present:
+    ready: list[str] = []
+    for p, ids in by_path.items():
+        reason = unreadable_reason(p)
+        if reason is None:
+            ready.append(p)
+            continue
+        store.finish_queue(ids, error=reason)
+        log.warning("queued path refused (%s; retried, then parked): %s", reason, short(p))
+    if not ready:
         return len(items)
-    ids = [i for p in present for i in by_path[p]]
     started = time.monotonic()
     try:
-        summary = memory.ingest([Path(p) for p in present])
-    except Exception as exc:  # noqa: BLE001 - keep the rows queued for a retry, log the reason
-        store.finish_queue(ids, error=f"{type(exc).__name__}: {exc}")
-        log.error("ingest of %d file(s) failed, will retry: %s: %s", len(present), type(exc).__name__, exc)
-        time.sleep(min(2.0 * max(item.attempts for item in items), 10.0))
+        summary = memory.ingest([Path(p) for p in ready])
+    except Exception as exc:  # noqa: BLE001 - find the file to blame, one at a time
+        if _not_the_rows_fault(exc):
+            store.release_queue([i for p in ready for i in by_path[p]])
+            raise
+        log.warning("ingest of %d file(s) failed (%s: %s); retrying them one by one",
+                    len(ready), type(exc).__name__, _one_line(exc))
+        for n, p in enumerate(ready):
+            try:
+                _ingest_one(memory, store, log, p, by_path[p])
+            except BaseException:
+                store.release_queue([i for q in ready[n + 1 :] for i in by_path[q]])
+                raise
+        time.sleep(min(2.0 * max(item.attempts for item in items), 10.0))  # a moment before the retry
         return len(items)
-    store.finish_queue(ids)
-    log.info("ingested %d file(s) in %.1fs: %s", len(present), time.monotonic() - started, _describe(summary))
+    store.finish_queue([i for p in ready for i in by_path[p]])
+    log.info("ingested %d file(s) in %.1fs: %s", len(ready), time.monotonic() - started, _describe(summary))
     return len(items)
+
+
+def _ingest_one(memory, store, log: logging.Logger, path: str, ids: list[int]) -> None:
+    try:
+        summary = memory.ingest([Path(path)])
+    except Exception as exc:  # noqa: BLE001 - this file's own failure: the row carries it
+        if _not_the_rows_fault(exc):
+            store.release_queue(ids)
+            raise
+        reason = f"{type(exc).__name__}: {_one_line(exc)}"
+        store.finish_queue(ids, error=reason)
+        log.error("ingest of %s failed (retried, then parked): %s", short(path), reason)
+        return
+    store.finish_queue(ids)
+    log.info("ingested %s: %s", short(path), _describe(summary))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 def _describe(summary: object) -> str:
     fields = ("sessions", "messages_added", "chunks_added", "chunks_embedded", "bad_lines")
     parts = [f"{f}={getattr(summary, f)}" for f in fields if hasattr(summary, f)]
     return ", ".join(parts) or str(summary)[:200]
+
+
+def retry_parked() -> int:
+    """Queue the parked rows again (``wwt worker --retry-parked``); returns how many."""
+    from wwt.store import Store
+
+    with Store.open(paths.store_path()) as store:
+        return store.retry_parked()
 
 
 def run(debounce_s: float | None = None, idle_exit_s: float | None = None, max_wait_s: float | None = None) -> int:
@@ -163,11 +244,32 @@ def run(debounce_s: float | None = None, idle_exit_s: float | None = None, max_w
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the worker; 1 when it had to stop (the reason, one line, in ingest.log and on stderr — which is
+    nowhere for a worker a hook started, and the terminal for ``wwt worker``)."""
+    from wwt.errors import WwtError
+    from wwt.store import store_damage, store_damage_error
+
     try:
         return run()
+    except WwtError as exc:
+        message = str(exc)
     except Exception as exc:  # noqa: BLE001 - detached process: the log is the only place to tell
-        setup_logging().exception("worker crashed: %s", exc)
-        return 1
+        if not store_damage(exc):
+            setup_logging().exception("worker crashed: %s", exc)
+            _tell(f"worker crashed: {type(exc).__name__}: {_one_line(exc)} (see {paths.log_path()})")
+            return 1
+        message = str(store_damage_error(paths.store_path(), exc))
+    setup_logging().error("worker stopped: %s", message)
+    _tell(message)
+    return 1
+
+
+def _tell(message: str) -> None:
+    try:
+        sys.stderr.write(f"wwt: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

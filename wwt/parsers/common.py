@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -417,7 +417,3 @@ def _compact_json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (TypeError, ValueError):
         return str(value)
-
-
-def join_nonempty(parts: Iterable[str | None], sep: str = "\n\n") -> str:
-    return sep.join(p for p in parts if p)

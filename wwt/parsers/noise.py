@@ -174,8 +174,3 @@ def clean_user_text(text: str) -> str | None:
     if not cleaned or _WHOLE_RE.fullmatch(cleaned):
         return None
     return cleaned
-
-
-def is_noise(text: str) -> bool:
-    """True when nothing typed by the human is left after cleaning."""
-    return clean_user_text(text) is None
