@@ -1,12 +1,19 @@
 """Conversation-recall benchmark: the questions people ask about their own past agent sessions.
 
-KorQuAD questions reuse their paragraph's words and favour the lexical leg; people recalling a conversation
-paraphrase, switch language, or remember one identifier. This ingests the real fixture logs
-(``../shared/fixtures/real``, all three platforms) into a temporary store with the real parsers, chunker,
-model and indexes, then asks the hand-written questions in ``benchmarks/data/recall_queries.json`` and scores
-the *sessions* returned (what the user sees) for every leg and fusion rule, side by side in one run.
+Two question sets, each scored on the *sessions* shown to the user (grouped, limit 10), with the real parsers,
+chunker, int8 e5 model, tantivy and hnswlib:
 
-    python benchmarks/recall.py [--fixtures ../shared/fixtures/real] [--no-append]
+* keyword set (``benchmarks/data/recall_queries.json``, 35 questions that reuse the conversation's words) over
+  the real fixture logs (``../shared/fixtures/real``) — the regression guard;
+* development set (``benchmarks/data/recall_dev.json``, issue 13: paraphrase, vague, outcome, ko2en, en2ko and
+  negatives) over the real fixture logs plus 26 hand-written sessions (``benchmarks/data/recall_dev_logs``).
+  Within each kind every other question is held out; the tuned-on half is labelled in-sample.
+
+"now" is exactly what lands (``Memory.search_outcome``: adaptive fusion, glossary bridge, weak flag); "before"
+is the previous default computed from the same indexes (weighted_minmax w_lex 0.6, no glossary, second-chunk
+bonus 0.1). Each figure has a 95 % bootstrap interval (2,000 resamples of the questions): small sets lie.
+
+    python benchmarks/recall.py [--no-write] [--dump FILE]
 """
 
 from __future__ import annotations
@@ -14,45 +21,44 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
 import time
-from collections import defaultdict
+import uuid
+from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from _shared import REAL_FIXTURES, replace_section  # noqa: E402
 
 from wwt.fusion import fuse  # noqa: E402
 from wwt.models import PLATFORMS, Filters  # noqa: E402
 from wwt.search import candidate_depth, group_by_session  # noqa: E402
 from wwt.service import Memory  # noqa: E402
 
-# (label, method, params) — "lexical"/"vector" are one leg alone.
-CONFIGS: list[tuple[str, str, dict]] = [
-    ("lexical only", "lexical", {}),
-    ("vector only", "vector", {}),
-    ("original rule (0.6 cos + 0.4 bm25, floor 0.5)", "original", {}),
-    ("rrf k=60", "rrf", {}),
-    ("weighted_minmax w_lex=0.3", "weighted_minmax", {"w_lex": 0.3}),
-    ("weighted_minmax w_lex=0.5", "weighted_minmax", {"w_lex": 0.5}),
-    ("weighted_minmax w_lex=0.6", "weighted_minmax", {"w_lex": 0.6}),
-    ("weighted_minmax w_lex=0.7", "weighted_minmax", {"w_lex": 0.7}),
-    ("weighted_minmax w_lex=0.8", "weighted_minmax", {"w_lex": 0.8}),
-]
 LIMIT = 10
+DEV_LOGS = HERE / "data" / "recall_dev_logs"
+BEFORE = {"method": "weighted_minmax", "w_lex": 0.6, "bonus": 0.1}
+KINDS = ("paraphrase", "vague", "outcome", "ko2en", "en2ko")
 
 
 def relevant_roots(store, spec: list[str]) -> set[str]:
-    """Fixture names (``file`` or ``file@platform``) → the root conversations they were ingested into."""
+    """Fixture names (``file`` or ``file@platform``) or ``dev:<session name>`` → root conversations."""
     rows = store.conn.execute(
         "SELECT s.root_session_id, s.platform, f.path FROM sessions s "
         "JOIN session_files sf ON sf.session_id = s.session_id JOIN files f ON f.id = sf.file_id"
     ).fetchall()
     roots: set[str] = set()
     for name in spec:
+        if name.startswith("dev:"):  # recall_dev_corpus.py derives every session id from its name
+            roots.add(str(uuid.uuid5(uuid.NAMESPACE_URL, "wwt-recall-dev/" + name[4:])))
+            continue
         base, _, platform = name.rpartition("@")
         if platform not in PLATFORMS:
             base, platform = name, ""
@@ -62,102 +68,182 @@ def relevant_roots(store, spec: list[str]) -> set[str]:
     return roots
 
 
-def rank_sessions(fused, store, query_terms) -> list[str]:
-    rows = store.chunks_by_ids([cid for cid, _ in fused])
-    hits = group_by_session(fused, {r.id: r for r in rows}, LIMIT, query_terms)
-    return [h.session_id for h in hits]
+def with_split(queries: list[dict]) -> list[dict]:
+    """Within each kind, the 1st, 3rd, … question is the tuning part, the others are held out."""
+    seen: Counter[str] = Counter()
+    for item in queries:
+        item["split"] = "tune" if seen[item["kind"]] % 2 == 0 else "held"
+        seen[item["kind"]] += 1
+    return queries
+
+
+def bootstrap(values: list[float], rounds: int = 2000, seed: int = 13) -> tuple[float, float, float]:
+    """Mean and 95 % percentile interval of the mean over resampled questions."""
+    if not values:
+        return 0.0, 0.0, 0.0
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    return sum(values) / n, means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
+
+
+def fmt(values: list[float]) -> str:
+    mean, low, high = bootstrap(values)
+    return f"{mean:.2f} [{low:.2f}–{high:.2f}]"
+
+
+def ingest(work: Path, sources: list[Path]) -> Memory:
+    logs = work / "logs"
+    for i, source in enumerate(sources):
+        shutil.copytree(source, logs / f"{i}-{source.name}", ignore=shutil.ignore_patterns("*.md"))
+    os.environ["WWT_HOME"] = str(work / "home")
+    memory = Memory(work / "home")
+    memory.ingest([logs])
+    return memory
+
+
+def before_rank(memory: Memory, query: str, filters: Filters) -> list[str]:
+    """The previous default, from the same indexes."""
+    store, indexes, embedder = memory._open_store(), memory._refresh_indexes(), memory._get_embedder()
+    depth = candidate_depth(LIMIT)
+    allowed = store.chunk_ids_matching(filters)
+    lexical = indexes.lexical.search(query, filters, depth)
+    vector = indexes.vector.search(embedder.embed_query(query), depth, allowed)
+    fused = fuse(lexical, vector, method=BEFORE["method"], w_lex=BEFORE["w_lex"])
+    rows = store.chunks_by_ids([chunk_id for chunk_id, _ in fused])
+    return [h.session_id for h in group_by_session(fused, {r.id: r for r in rows}, LIMIT, bonus=BEFORE["bonus"])]
+
+
+def run_set(memory: Memory, queries: list[dict]) -> list[dict]:
+    store = memory._open_store()
+    rows = []
+    for item in queries:
+        filters = Filters(platform=item.get("source"))
+        relevant = relevant_roots(store, item["relevant"])
+        if item["relevant"] and not relevant:
+            raise SystemExit(f"no session ingested for {item['relevant']} — parser regression?")
+        started = time.perf_counter()
+        outcome = memory.search_outcome(item["q"], filters, LIMIT)
+        seconds = time.perf_counter() - started
+        now = [h.session_id for h in outcome.hits]
+        old = before_rank(memory, item["q"], filters)
+
+        def rank(ranked: list[str], relevant: set[str] = relevant) -> int | None:
+            return next((i + 1 for i, sid in enumerate(ranked) if sid in relevant), None)
+
+        rows.append(
+            {
+                "q": item["q"], "kind": item["kind"], "split": item.get("split", "all"),
+                "now": rank(now), "before": rank(old), "weak": outcome.weak, "seconds": round(seconds, 4),
+                "vector_top": outcome.vector_top, "vector_background": outcome.vector_background,
+                "lexical_hits": outcome.lexical_hits,
+            }
+        )
+    return rows
+
+
+def metrics(rows: list[dict], which: str) -> dict[str, list[float]]:
+    ranks = [r[which] for r in rows]
+    return {
+        "top1": [1.0 if k == 1 else 0.0 for k in ranks],
+        "top3": [1.0 if k and k <= 3 else 0.0 for k in ranks],
+        "mrr": [1.0 / k if k else 0.0 for k in ranks],
+    }
+
+
+def table(rows: list[dict], groups: list[tuple[str, list[dict]]]) -> list[str]:
+    lines = [
+        "| questions | n | top 1 now | top 3 now | MRR@10 now | top 1 before | top 3 before | MRR@10 before | flagged weak |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, part in groups:
+        if not part:
+            continue
+        now, old = metrics(part, "now"), metrics(part, "before")
+        weak = sum(r["weak"] for r in part)
+        lines.append(
+            f"| {label} | {len(part)} | {fmt(now['top1'])} | {fmt(now['top3'])} | {fmt(now['mrr'])} | "
+            f"{fmt(old['top1'])} | {fmt(old['top3'])} | {fmt(old['mrr'])} | {weak}/{len(part)} |"
+        )
+    return lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fixtures", default=str(ROOT.parent / "shared" / "fixtures" / "real"))
-    ap.add_argument("--queries", default=str(HERE / "data" / "recall_queries.json"))
-    ap.add_argument("--no-append", action="store_true", help="print only; do not append to RESULTS.md")
+    ap.add_argument("--fixtures", type=Path, default=REAL_FIXTURES)
+    ap.add_argument("--no-write", action="store_true", help="print only; do not write RESULTS.md")
+    ap.add_argument("--dump", type=Path, help="write per-question rows (JSON) here")
     args = ap.parse_args()
 
-    queries = json.loads(Path(args.queries).read_text(encoding="utf-8"))["queries"]
-    work = Path(tempfile.mkdtemp(prefix="wwt-recall-"))
-    try:
-        logs = work / "logs"
-        shutil.copytree(args.fixtures, logs, ignore=shutil.ignore_patterns("*.md"))
-        os.environ["WWT_HOME"] = str(work / "home")
-        mem = Memory(work / "home")
-        t0 = time.perf_counter()
-        summary = mem.ingest([logs])
-        ingest_s = time.perf_counter() - t0
-        store = mem._open_store()
-        indexes = mem._refresh_indexes()
-        embedder = mem._get_embedder()
-        from wwt.lexical import tokenize
+    keyword = json.loads((HERE / "data" / "recall_queries.json").read_text(encoding="utf-8"))["queries"]
+    dev = with_split(json.loads((HERE / "data" / "recall_dev.json").read_text(encoding="utf-8"))["queries"])
+    results: dict[str, list[dict]] = {}
+    sizes: dict[str, tuple[int, int]] = {}
+    for name, sources, queries in (
+        ("keyword", [args.fixtures], keyword),
+        ("dev", [args.fixtures, DEV_LOGS], dev),
+    ):
+        work = Path(tempfile.mkdtemp(prefix=f"wwt-recall-{name}-"))
+        try:
+            memory = ingest(work, sources)
+            stats = memory.status()
+            sizes[name] = (stats.get("sessions", 0), stats.get("chunks", 0))
+            results[name] = run_set(memory, queries)
+            memory.close()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.dump:
+        args.dump.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
 
-        per_config: dict[str, dict[str, list[float]]] = {label: defaultdict(list) for label, _, _ in CONFIGS}
-        misses: dict[str, list[str]] = defaultdict(list)
-        for item in queries:
-            filters = Filters(platform=item.get("source"))
-            relevant = relevant_roots(store, item["relevant"])
-            if not relevant:
-                raise SystemExit(f"no session ingested for {item['relevant']} — parser regression?")
-            allowed = store.chunk_ids_matching(filters)
-            depth = candidate_depth(LIMIT)
-            lex = indexes.lexical.search(item["q"], filters, depth)
-            vec = indexes.vector.search(embedder.embed_queries([item["q"]])[0], depth, allowed)
-            terms = tokenize(item["q"])
-            for label, method, params in CONFIGS:
-                if method == "lexical":
-                    fused = list(lex)
-                elif method == "vector":
-                    fused = list(vec)
-                else:
-                    fused = fuse(lex, vec, method=method, **params)
-                ranked = rank_sessions(fused, store, terms)
-                rank = next((i + 1 for i, sid in enumerate(ranked) if sid in relevant), None)
-                rr = 1.0 / rank if rank else 0.0
-                for bucket in ("all", item["kind"]):
-                    per_config[label][bucket].append(rr)
-                    per_config[label][bucket + ":r1"].append(1.0 if rank == 1 else 0.0)
-                    per_config[label][bucket + ":r5"].append(1.0 if rank and rank <= 5 else 0.0)
-                if rank != 1 and method == "weighted_minmax" and params.get("w_lex") == 0.5:
-                    misses[label].append(f"{item['q']} → rank {rank}")
-        mem.close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-    kinds = sorted({q["kind"] for q in queries})
-    header = "| rule | MRR@10 all | R@1 | R@5 | " + " | ".join(f"MRR {k}" for k in kinds) + " |"
-    lines = [header, "|" + "---|" * (4 + len(kinds))]
-    for label, _, _ in CONFIGS:
-        m = per_config[label]
-
-        def avg(key: str, m=m) -> str:
-            values = m.get(key, [])
-            return f"{sum(values) / len(values):.3f}" if values else "–"
-
-        lines.append(
-            f"| {label} | {avg('all')} | {avg('all:r1')} | {avg('all:r5')} | "
-            + " | ".join(avg(k) for k in kinds)
-            + " |"
-        )
-    counts = ", ".join(f"{k} {sum(1 for q in queries if q['kind'] == k)}" for k in kinds)
+    dev_rows = results["dev"]
+    positives = [r for r in dev_rows if r["kind"] != "negative"]
+    negatives = [r for r in dev_rows if r["kind"] == "negative"]
+    groups: list[tuple[str, list[dict]]] = []
+    for split, label in (("held", "held-out"), ("tune", "tuning part (in-sample)")):
+        groups.append((f"**all five kinds, {label}**", [r for r in positives if r["split"] == split]))
+        groups += [(f"{kind}, {label}", [r for r in positives if r["kind"] == kind and r["split"] == split])
+                   for kind in KINDS]
+    groups.append(("**all five kinds, both parts**", positives))
+    keyword_rows = results["keyword"]
+    kw_groups = [("keyword set, all", keyword_rows)] + [
+        (f"keyword set, {kind}", [r for r in keyword_rows if r["kind"] == kind])
+        for kind in sorted({r["kind"] for r in keyword_rows})
+    ]
+    real = positives + keyword_rows
+    false_alarms = sum(r["weak"] for r in real)
+    neg_by_split = {s: [r for r in negatives if r["split"] == s] for s in ("held", "tune")}
+    misses = [f"{r['q']} → {r['now']}" for r in positives if r["split"] == "held" and r["now"] != 1]
+    latency = sorted(r["seconds"] for r in dev_rows)
     report = "\n".join(
         [
-            f"## Conversation recall ({time.strftime('%Y-%m-%d')})",
+            f"## Recall by kind ({time.strftime('%Y-%m-%d')})",
             "",
-            "Command: `python benchmarks/recall.py` (real parsers, chunker, int8 e5 model, tantivy, hnswlib; "
-            f"{len(queries)} hand-written questions — {counts} — over the real fixture logs; "
-            f"{summary.sessions if hasattr(summary, 'sessions') else '?'} sessions ingested in {ingest_s:.1f} s). "
-            "Scored on the sessions shown to the user (grouped, limit 10).",
+            "Command: `python benchmarks/recall.py` (real parsers, chunker, int8 e5 model, tantivy, hnswlib). "
+            f"Development set: {len(dev_rows)} hand-written questions ({len(positives)} answerable in five kinds, "
+            f"{len(negatives)} negatives) over the real fixture logs plus the 26 sessions of "
+            f"benchmarks/data/recall_dev_logs ({sizes['dev'][0]} sessions, {sizes['dev'][1]} chunks). Keyword set: "
+            f"{len(keyword_rows)} questions over the real fixture logs alone ({sizes['keyword'][0]} sessions, "
+            f"{sizes['keyword'][1]} chunks). \"now\" = what lands (`Memory.search_outcome`); \"before\" = "
+            "weighted_minmax w_lex 0.6 without the glossary, second-chunk bonus 0.1, on the same indexes. "
+            "Figures: mean [95 % bootstrap interval].",
             "",
-            *lines,
+            *table(positives, groups),
             "",
-            "Questions the w_lex=0.5 rule did not rank first: "
-            + ("; ".join(next(iter(misses.values()), [])) or "none"),
+            *table(keyword_rows, kw_groups),
             "",
+            f"\"Nothing relevant\" (weak flag): negatives flagged {sum(r['weak'] for r in negatives)}/{len(negatives)} "
+            f"(held-out {sum(r['weak'] for r in neg_by_split['held'])}/{len(neg_by_split['held'])}, tuning part "
+            f"{sum(r['weak'] for r in neg_by_split['tune'])}/{len(neg_by_split['tune'])}); answerable questions "
+            f"flagged {false_alarms}/{len(real)} (both sets).",
+            "",
+            f"Search time per question (this small archive, shared machine): p50 {latency[len(latency) // 2] * 1000:.0f} ms.",
+            "",
+            "Held-out questions not ranked first now: " + ("; ".join(misses) or "none"),
         ]
     )
     print(report)
-    if not args.no_append:
-        with open(HERE / "RESULTS.md", "a", encoding="utf-8") as fh:
-            fh.write("\n" + report)
+    if not args.no_write:
+        replace_section("recall-by-kind", report)
 
 
 if __name__ == "__main__":

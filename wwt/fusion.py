@@ -12,7 +12,16 @@ Methods (all return ``(id, score)`` best first, ties broken by id ascending):
   caller may pass that as ``bm25_max``, otherwise the maximum of the given lexical list stands in for it (the
   same thing when the lexical list is the unfiltered top-k, as it was in the original).
 
-The default (weighted_minmax, w_lex = 0.6) was picked on KorQuAD 1.0 dev (benchmarks/RESULTS.md): MRR@10
+- ``adaptive`` (default): ``weighted_minmax`` with a weight chosen per query by ``adaptive_w_lex``: each leg's
+  confidence is how far its best score stands above its ``CONFIDENCE_RANK``-th (relative to the best), and
+  the lexical weight is the lexical leg's share of the two confidences, the vector confidence counted
+  ``VECTOR_CONFIDENCE_SCALE`` times (e5 similarities sit in a narrow band, so a small relative gap there is
+  as telling as a large one in BM25), bounded to [``W_LEX_MIN``, ``W_LEX_MAX``]. A query whose rare words
+  single out one chunk (an identifier, an error message) leans lexical; a paraphrase whose words are spread
+  thinly over many chunks leans on the vectors. Chosen on the tuning half of benchmarks/data/recall_dev.json
+  (benchmarks/RESULTS.md, "Recall by kind").
+
+Before ``adaptive``, the default was weighted_minmax with w_lex = 0.6, picked on KorQuAD 1.0 dev (benchmarks/RESULTS.md): MRR@10
 0.9355 vs lexical 0.9270, vector 0.8242, the original's rules 0.9276, RRF 0.8980. w_lex 0.7 scored 0.0008
 higher there, but KorQuAD questions copy the passage's words; conversation recall (paraphrases,
 cross-lingual) favours the vector leg, so the default leans less on lexical and both are parameters.
@@ -24,13 +33,17 @@ from collections.abc import Callable, Sequence
 
 Ranked = Sequence[tuple[int, float]]
 
-METHODS = ("weighted_minmax", "rrf", "original")
-DEFAULT_METHOD = "weighted_minmax"
+METHODS = ("adaptive", "weighted_minmax", "rrf", "original")
+DEFAULT_METHOD = "adaptive"
 DEFAULT_W_LEX = 0.6
 RRF_K = 60
 ORIGINAL_W_VECTOR = 0.6
 ORIGINAL_W_LEX = 0.4
 ORIGINAL_FLOOR = 0.5
+CONFIDENCE_RANK = 10  # a leg's confidence: its best score against the one 10 places below (the 11th)
+VECTOR_CONFIDENCE_SCALE = 30.0
+W_LEX_MIN = 0.3
+W_LEX_MAX = 0.8
 
 
 def fuse(
@@ -71,6 +84,46 @@ def weighted_minmax(lexical: Ranked, vector: Ranked, w_lex: float = DEFAULT_W_LE
     return sort_ranked(fused)
 
 
+def leg_confidence(ranked: Ranked, rank: int = CONFIDENCE_RANK) -> float:
+    """How much a leg's best score stands out: ``(best − the score rank places below it) / |best|`` (the last
+    score when the leg has fewer); 0 for fewer than two candidates or a zero best."""
+    if len(ranked) < 2:
+        return 0.0
+    values = sorted((score for _, score in ranked), reverse=True)
+    best, reference = values[0], values[min(rank, len(values) - 1)]
+    return (best - reference) / abs(best) if best else 0.0
+
+
+def adaptive_w_lex(
+    lexical: Ranked,
+    vector: Ranked,
+    scale: float = VECTOR_CONFIDENCE_SCALE,
+    low: float = W_LEX_MIN,
+    high: float = W_LEX_MAX,
+) -> float:
+    """The lexical leg's share of the two legs' confidences (vector × ``scale``), within [low, high]; an empty
+    leg gives the other one ``high`` (or the middle when both are silent)."""
+    lex, vec = leg_confidence(lexical), scale * leg_confidence(vector)
+    if lex + vec <= 0:
+        if lexical and not vector:
+            return high
+        if vector and not lexical:
+            return low
+        return (low + high) / 2
+    return min(high, max(low, lex / (lex + vec)))
+
+
+def adaptive(
+    lexical: Ranked,
+    vector: Ranked,
+    scale: float = VECTOR_CONFIDENCE_SCALE,
+    low: float = W_LEX_MIN,
+    high: float = W_LEX_MAX,
+) -> list[tuple[int, float]]:
+    """``weighted_minmax`` with this query's ``adaptive_w_lex``."""
+    return weighted_minmax(lexical, vector, w_lex=adaptive_w_lex(lexical, vector, scale, low, high))
+
+
 def rrf(lexical: Ranked, vector: Ranked, k: float = RRF_K, w_lex: float = 0.5) -> list[tuple[int, float]]:
     """Reciprocal rank fusion ``Σ w/(k + rank)``, 1-based ranks after sorting each leg deterministically;
     the vector leg weighs ``1 − w_lex``, so the default 0.5 is the textbook sum halved (same order)."""
@@ -100,6 +153,7 @@ def original(
 
 
 _RULES: dict[str, Callable[..., list[tuple[int, float]]]] = {
+    "adaptive": adaptive,
     "weighted_minmax": weighted_minmax,
     "rrf": rrf,
     "original": original,

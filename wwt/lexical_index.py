@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -239,9 +239,19 @@ class LexicalIndex:
             return []
         return self.search_tokens(tokenize_many([query])[0], filters, limit)
 
-    def search_tokens(self, tokens: list[str], filters: Filters | None = None, limit: int = 30) -> list[tuple[int, float]]:
-        """Like ``search`` for text that is already tokenized (by ``wwt.lexical.tokenize``)."""
-        terms = query_terms(tokens)
+    def search_tokens(
+        self,
+        tokens: list[str],
+        filters: Filters | None = None,
+        limit: int = 30,
+        extra: Sequence[str] = (),
+        extra_weight: float = 0.5,
+    ) -> list[tuple[int, float]]:
+        """Like ``search`` for text that is already tokenized (by ``wwt.lexical.tokenize``). ``extra`` tokens
+        (e.g. a glossary's translations of the query's words) count ``extra_weight`` of a query token."""
+        terms: list[tuple[str, float]] = [(t, float(n)) for t, n in query_terms(tokens)]
+        own = {t for t, _ in terms}
+        terms += [(t, extra_weight * n) for t, n in query_terms(t for t in extra if t not in own)]
         if limit <= 0 or not terms:
             return []
         text_query = tantivy.Query.boolean_query(
@@ -258,7 +268,12 @@ class LexicalIndex:
         results.sort(key=lambda item: (-item[1], item[0]))
         return results
 
-    def _term_query(self, term: str, count: int) -> tantivy.Query:
+    def doc_freqs(self, terms: Iterable[str]) -> dict[str, int]:
+        """How many chunks (in the whole index, unfiltered) each term occurs in: how rare it is here."""
+        searcher = self._index.searcher()
+        return {term: searcher.doc_freq("body", term) for term in dict.fromkeys(terms)}
+
+    def _term_query(self, term: str, count: float) -> tantivy.Query:
         query = tantivy.Query.term_query(self._schema, "body", term, index_option="freq")
         return query if count == 1 else tantivy.Query.boost_query(query, float(count))
 

@@ -23,7 +23,8 @@ from wwt.errors import UsageError
 from wwt.models import Filters
 
 CHUNKS_PER_SESSION = 3
-SECOND_CHUNK_BONUS = 0.1  # weight of the 2nd and 3rd best chunk scores added to the best one
+SECOND_CHUNK_BONUS = 0.0  # weight of the 2nd and 3rd best chunk scores added to the best one (0.1 until issue 13:
+# on recall_dev it let a session with three middling chunks outrank the one whose best chunk answered)
 MIN_DEPTH = 50
 DEPTH_PER_RESULT = 5
 EXCERPT_CHARS = 320
@@ -104,12 +105,20 @@ def candidate_depth(limit: int) -> int:
     return max(MIN_DEPTH, DEPTH_PER_RESULT * limit)
 
 
-def session_score(chunk_scores: Sequence[float]) -> float:
-    """Best chunk + SECOND_CHUNK_BONUS × (2nd + 3rd best). Empty → 0."""
+def session_score(chunk_scores: Sequence[float], bonus: float | None = None) -> float:
+    """Best chunk + ``bonus`` (default SECOND_CHUNK_BONUS) × (2nd + 3rd best). Empty → 0."""
     ordered = sorted(chunk_scores, reverse=True)
     if not ordered:
         return 0.0
-    return ordered[0] + SECOND_CHUNK_BONUS * sum(ordered[1:CHUNKS_PER_SESSION])
+    weight = SECOND_CHUNK_BONUS if bonus is None else bonus
+    return ordered[0] + weight * sum(ordered[1:CHUNKS_PER_SESSION])
+
+
+def bridged_query(query: str, bridge: Sequence[str]) -> str:
+    """What the vector leg embeds: the query, plus the other language's words for its developer terms in
+    parentheses (``wwt.glossary.translations``). The small e5 model ranks same-language passages above the right
+    one; a few words of the other language pull the query vector towards it."""
+    return f"{query} ({', '.join(bridge)})" if bridge else query
 
 
 def resume_command(platform: str, session_id: str) -> str | None:
@@ -123,6 +132,7 @@ def group_by_session(
     limit: int,
     terms: Sequence[str] = (),
     exclude_session_id: str | None = None,
+    bonus: float | None = None,
 ) -> list[SessionHit]:
     """Fused (chunk id, score) pairs → at most ``limit`` sessions, best first, ≤ CHUNKS_PER_SESSION chunks each."""
     by_session: dict[str, list[tuple[float, ChunkLike]]] = {}
@@ -136,7 +146,7 @@ def group_by_session(
     for session_id, scored in by_session.items():
         scored.sort(key=lambda pair: (-pair[0], pair[1].first_seq, pair[1].chunk_key))
         started = scored[0][1].started_at or ""
-        ranked.append((session_score([s for s, _ in scored]), started, session_id, scored))
+        ranked.append((session_score([s for s, _ in scored], bonus), started, session_id, scored))
     # score desc, then newer session first, then session id: deterministic for equal scores. Three stable
     # sorts, least significant key first (one sort with a descending-string key cost ~0.7 ms a search).
     ranked.sort(key=lambda row: row[2])
@@ -324,6 +334,7 @@ def run_search(
 ) -> SearchOutcome:
     """Both legs over the same filters, fused, grouped. ``store`` is a ``wwt.store.Store``."""
     from wwt.fusion import DEFAULT_METHOD, fuse
+    from wwt.glossary import EXPANSION_WEIGHT, translations
 
     query = query.strip()
     if not query:
@@ -338,10 +349,18 @@ def run_search(
 
     # Vector leg first: a cold process loads the model while the query's Korean tokens may still be coming
     # from the helper process started by ``wwt.lexical.prefetch``.
+    bridge = translations(query)
     vector_hits: list[tuple[int, float]] = []
     if vector.count() > 0:
-        vector_hits = vector.search(embed_query(query), depth, allowed)
-    lexical_hits = lexical.search(query, filters, depth)
+        vector_hits = vector.search(embed_query(bridged_query(query, bridge)), depth, allowed)
+    query_tokens = tokenize(query) if tokenize is not None else []
+    bridge_tokens = tokenize(" ".join(bridge)) if tokenize is not None and bridge else []
+    if tokenize is not None:
+        lexical_hits = lexical.search_tokens(
+            query_tokens, filters, depth, extra=bridge_tokens, extra_weight=EXPANSION_WEIGHT
+        )
+    else:
+        lexical_hits = lexical.search(query, filters, depth)
     if allowed is not None:  # belt and braces: never show a chunk outside the scope
         lexical_hits = [(i, s) for i, s in lexical_hits if i in allowed]
         vector_hits = [(i, s) for i, s in vector_hits if i in allowed]
@@ -349,11 +368,14 @@ def run_search(
     fused = fuse(lexical_hits, vector_hits, method=method or DEFAULT_METHOD)
     rows = store.chunks_by_ids([chunk_id for chunk_id, _ in fused])
     chunks = {row.id: row for row in rows}
-    extra = tokenize(query) if tokenize else ()
     hits = group_by_session(
-        fused, chunks, limit, query_terms(query, extra), exclude_session_id=filters.exclude_session_id
+        fused,
+        chunks,
+        limit,
+        query_terms(query, [*query_tokens, *bridge_tokens]),
+        exclude_session_id=filters.exclude_session_id,
     )
-    tokens = list(extra) if extra else query_terms(query)
+    tokens = list(query_tokens) if query_tokens else query_terms(query)
     unmatched = lexically_unmatched(term_hits(lexical, tokens, filters)) if lexical_hits else True
     weak, top, background = is_weak(unmatched, [s for _, s in vector_hits])
     return SearchOutcome(
