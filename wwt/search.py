@@ -14,6 +14,7 @@ Rules kept as small pure functions so tests can pin them:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -271,6 +272,15 @@ def _cut(flat: str, start: int, width: int) -> str:
     return ("…" if start > 0 else "") + flat[start:end] + ("…" if end < len(flat) else "")
 
 
+def legs_agree(lexical: Sequence[tuple[int, float]], vector: Sequence[tuple[int, float]], chunks: dict[int, Any]) -> bool:
+    """Whether both legs' best chunks belong to the same session (an empty leg never agrees)."""
+    if not lexical or not vector:
+        return False
+    best_lexical = chunks.get(max(lexical, key=lambda item: (item[1], -item[0]))[0])
+    best_vector = chunks.get(max(vector, key=lambda item: (item[1], -item[0]))[0])
+    return best_lexical is not None and best_vector is not None and best_lexical.session_id == best_vector.session_id
+
+
 def lexically_unmatched(term_hits: dict[str, int]) -> bool:
     """True when most of the query's terms occur nowhere in scope: the lexical leg matched, at best, the
     query's filler words ("how", "best", "values") and not what the query is about. No terms → True."""
@@ -294,6 +304,35 @@ def is_weak(unmatched: bool, vector_scores: Sequence[float]) -> tuple[bool, floa
     return unmatched and (top - background) < WEAK_GAP, top, background
 
 
+def unseen_share(doc_freqs: dict[str, int], total: int) -> float:
+    """Share of the query's information (BM25 idf) carried by terms that occur nowhere in the archive. A
+    paraphrase loses only common words (low idf even when present elsewhere); a question about something the
+    archive never discussed loses its rare, telling ones. No terms → 0."""
+    if not doc_freqs or total <= 0:
+        return 0.0
+
+    def idf(df: int) -> float:
+        return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+
+    weights = {term: idf(df) for term, df in doc_freqs.items()}
+    whole = sum(weights.values())
+    return sum(w for term, w in weights.items() if doc_freqs[term] == 0) / whole if whole else 0.0
+
+
+def unseen_names(doc_freqs: dict[str, int]) -> int:
+    """Latin-script query terms (tool, product and library names, even inside a Korean question) that occur
+    nowhere in the archive."""
+    return sum(1 for term, df in doc_freqs.items() if df == 0 and term.isascii() and term[:1].isalpha())
+
+
+def never_discussed(unseen: float, names: int, legs_agree: bool) -> bool:
+    """"Nothing relevant", second rule: most of what the question says (≥ UNSEEN_SHARE of its idf) and at least
+    one name in it occur nowhere in the archive, and the two legs do not even agree on the best session.
+    Calibrated on recall_dev's negatives (benchmarks/RESULTS.md) to stay quiet on real questions."""
+    return unseen >= UNSEEN_SHARE and names >= 1 and not legs_agree
+
+
+UNSEEN_SHARE = 0.6
 WEAK_GAP = 0.03  # benchmarks/weak_signal.py (28-chunk fixture corpus): 2/6 off-topic flagged, 0/8 false alarms
 WEAK_MIN_CANDIDATES = 5  # fewer vector candidates than this: no warning (nothing to compare the best with)
 MAX_TERMS_CHECKED = 12
@@ -378,6 +417,11 @@ def run_search(
     tokens = list(query_tokens) if query_tokens else query_terms(query)
     unmatched = lexically_unmatched(term_hits(lexical, tokens, filters)) if lexical_hits else True
     weak, top, background = is_weak(unmatched, [s for _, s in vector_hits])
+    if not weak and hasattr(lexical, "doc_freqs") and len(vector_hits) >= WEAK_MIN_CANDIDATES:
+        freqs = lexical.doc_freqs(tokens)
+        weak = never_discussed(
+            unseen_share(freqs, lexical.count()), unseen_names(freqs), legs_agree(lexical_hits, vector_hits, chunks)
+        )
     return SearchOutcome(
         hits=hits, weak=weak, lexical_hits=len(lexical_hits), vector_top=top, vector_background=background
     )
