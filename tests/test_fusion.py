@@ -112,11 +112,10 @@ def test_unknown_method_is_a_clear_error() -> None:
         fuse([], [], "borda")
 
 
-def test_default_is_weighted_minmax_with_the_benchmarked_weight() -> None:
+def test_weighted_minmax_keeps_the_previous_default_weight() -> None:
     lexical = [(1, 10.0), (2, 6.0), (3, 2.0)]
     vector = [(2, 0.9), (4, 0.7), (1, 0.5)]
-    assert DEFAULT_METHOD == "weighted_minmax"
-    assert fuse(lexical, vector) == fuse(lexical, vector, "weighted_minmax", w_lex=DEFAULT_W_LEX)
+    assert fuse(lexical, vector, "weighted_minmax") == fuse(lexical, vector, "weighted_minmax", w_lex=DEFAULT_W_LEX)
 
 
 def test_sort_ranked_orders_by_score_then_id() -> None:
@@ -142,3 +141,61 @@ def test_minmax_and_rrf_keep_every_candidate(lexical, vector) -> None:
     union = {i for i, _ in lexical} | {i for i, _ in vector}
     for method in ("weighted_minmax", "rrf"):
         assert {i for i, _ in fuse(lexical, vector, method)} == union
+
+
+# ----- adaptive (issue 13) --------------------------------------------------------------------------------
+
+from wwt.fusion import W_LEX_MAX, W_LEX_MIN, adaptive_w_lex, leg_confidence  # noqa: E402
+
+# What each leg looks like for the two kinds of question. An identifier or error message: one chunk holds the
+# rare word and BM25 puts it far above the rest, while e5 similarities stay in their narrow band. A
+# paraphrase: BM25 matches common words thinly over many chunks, while one chunk is nearer in meaning.
+PEAKED_LEXICAL = [(1, 24.0)] + [(i, 3.0 - i / 100) for i in range(2, 14)]
+FLAT_LEXICAL = [(i, 5.0 - i / 50) for i in range(1, 14) if i != 5] + [(5, 4.70)]
+FLAT_VECTOR = [(i, 0.82 - i / 10000) for i in range(1, 14)]
+PEAKED_VECTOR = [(5, 0.90)] + [(i, 0.82 - i / 10000) for i in range(1, 14) if i != 5]
+
+
+def test_leg_confidence_is_how_far_the_best_stands_above_the_eleventh() -> None:
+    ranked = [(i, 10.0 - i) for i in range(12)]  # best 10, the one ten places below it 0
+    assert leg_confidence(ranked) == pytest.approx(1.0)
+    assert leg_confidence([(1, 4.0), (2, 3.0)]) == pytest.approx(0.25)  # fewer than eleven: the last one
+
+
+def test_leg_confidence_of_a_single_candidate_or_zero_best_is_zero() -> None:
+    assert leg_confidence([(1, 5.0)]) == 0.0
+    assert leg_confidence([]) == 0.0
+    assert leg_confidence([(1, 0.0), (2, 0.0)]) == 0.0
+
+
+def test_a_rare_word_that_singles_out_one_chunk_leans_on_the_lexical_leg() -> None:
+    assert adaptive_w_lex(PEAKED_LEXICAL, FLAT_VECTOR) == pytest.approx(W_LEX_MAX)
+
+
+def test_a_paraphrase_with_thinly_spread_words_leans_on_the_vector_leg() -> None:
+    assert adaptive_w_lex(FLAT_LEXICAL, PEAKED_VECTOR) == pytest.approx(W_LEX_MIN)
+
+
+def test_the_weight_stays_within_its_bounds_whatever_the_legs() -> None:
+    for lexical in (PEAKED_LEXICAL, FLAT_LEXICAL, []):
+        for vector in (PEAKED_VECTOR, FLAT_VECTOR, []):
+            assert W_LEX_MIN <= adaptive_w_lex(lexical, vector) <= W_LEX_MAX
+
+
+def test_an_empty_leg_hands_the_weight_to_the_other() -> None:
+    assert adaptive_w_lex(PEAKED_LEXICAL, []) == pytest.approx(W_LEX_MAX)
+    assert adaptive_w_lex([], PEAKED_VECTOR) == pytest.approx(W_LEX_MIN)
+    assert adaptive_w_lex([], []) == pytest.approx((W_LEX_MIN + W_LEX_MAX) / 2)
+
+
+def test_adaptive_puts_the_paraphrase_answer_first_where_the_fixed_weight_did_not() -> None:
+    # chunk 1 is the lexical best by a hair; chunk 5 is clearly nearest in meaning
+    fixed = fuse(FLAT_LEXICAL, PEAKED_VECTOR, "weighted_minmax", w_lex=0.6)
+    assert fixed[0][0] == 1
+    assert fuse(FLAT_LEXICAL, PEAKED_VECTOR, "adaptive")[0][0] == 5
+    assert fuse(PEAKED_LEXICAL, FLAT_VECTOR, "adaptive")[0][0] == 1
+
+
+def test_adaptive_is_the_default() -> None:
+    assert DEFAULT_METHOD == "adaptive"
+    assert fuse(FLAT_LEXICAL, PEAKED_VECTOR) == fuse(FLAT_LEXICAL, PEAKED_VECTOR, "adaptive")

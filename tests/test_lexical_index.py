@@ -226,3 +226,16 @@ def test_files_left_by_a_writer_killed_mid_commit_do_not_block_the_next_commit(t
         after_crash.commit()  # tantivy: FileAlreadyExists without the clean-up on writer open
         assert after_crash.all_ids() == {1, 3, 4}
         after_crash.close()
+
+
+def test_extra_tokens_count_less_than_the_query_s_own(index: LexicalIndex) -> None:
+    # the same word scores half as much as a glossary addition (weight 0.5) as it does as the query's own
+    own = dict(index.search_tokens(["redis"], None, 10))
+    added = dict(index.search_tokens(["postgresql"], None, 10, extra=["redis"], extra_weight=0.5))
+    assert added[4] == pytest.approx(0.5 * own[4], rel=1e-4)
+    assert {1, 3} <= set(added)
+    assert index.search_tokens(["redis"], None, 10, extra=["redis"]) == index.search_tokens(["redis"], None, 10)
+
+
+def test_doc_freqs_count_chunks_per_term_over_the_whole_index(index: LexicalIndex) -> None:
+    assert index.doc_freqs(["postgresql", "redis", "kafka"]) == {"postgresql": 2, "redis": 1, "kafka": 0}

@@ -14,14 +14,20 @@ from hypothesis import strategies as st
 from wwt.search import (
     CHUNKS_PER_SESSION,
     SECOND_CHUNK_BONUS,
+    UNSEEN_SHARE,
+    bridged_query,
     candidate_depth,
     excerpt,
     group_by_session,
     is_weak,
+    legs_agree,
     lexically_unmatched,
+    never_discussed,
     query_terms,
     resume_command,
     session_score,
+    unseen_names,
+    unseen_share,
 )
 from wwt.store import ChunkHit
 
@@ -71,8 +77,15 @@ def test_session_score_is_the_best_chunk_when_alone() -> None:
     assert session_score([0.7]) == pytest.approx(0.7)
 
 
-def test_session_score_adds_a_small_bonus_for_the_next_two_chunks_only() -> None:
-    assert session_score([0.5, 0.9, 0.4, 0.3]) == pytest.approx(0.9 + SECOND_CHUNK_BONUS * (0.5 + 0.4))
+def test_session_score_is_the_best_chunk_however_many_others_match() -> None:
+    # recall_dev (issue 13): a bonus for more matching chunks let a session with three middling chunks outrank
+    # the one whose best chunk answered the question
+    assert SECOND_CHUNK_BONUS == 0.0
+    assert session_score([0.5, 0.9, 0.4, 0.3]) == pytest.approx(0.9)
+
+
+def test_session_score_can_still_add_a_bonus_for_the_next_two_chunks_only() -> None:
+    assert session_score([0.5, 0.9, 0.4, 0.3], bonus=0.1) == pytest.approx(0.9 + 0.1 * (0.5 + 0.4))
 
 
 def test_session_score_of_nothing_is_zero() -> None:
@@ -117,14 +130,15 @@ def test_limit_counts_sessions_not_chunks() -> None:
     assert len(hits) == 2
 
 
-def test_more_matching_chunks_win_only_a_close_race() -> None:
-    # A: one chunk at 0.80. B: best 0.78 plus two more at 0.5 → 0.78 + 0.1 * 1.0 = 0.88 beats A.
-    # C: best 0.50 plus two at 0.49 → 0.598: many weak chunks do not beat one strong one.
+def test_sessions_rank_by_their_best_chunk_unless_a_bonus_is_asked_for() -> None:
+    # A: one chunk at 0.80. B: best 0.78 plus two more at 0.5. C: best 0.50 plus two at 0.49.
     chunks = table(
         chunk(1, "A"), chunk(2, "B"), chunk(3, "B"), chunk(4, "B"), chunk(5, "C"), chunk(6, "C"), chunk(7, "C")
     )
     fused = [(1, 0.80), (2, 0.78), (3, 0.5), (4, 0.5), (5, 0.50), (6, 0.49), (7, 0.49)]
-    assert [h.session_id for h in group_by_session(fused, chunks, limit=10)] == ["B", "A", "C"]
+    assert [h.session_id for h in group_by_session(fused, chunks, limit=10)] == ["A", "B", "C"]
+    # the previous rule (bonus 0.1): B → 0.78 + 0.1 * 1.0 = 0.88 beats A; C's many weak chunks still lose
+    assert [h.session_id for h in group_by_session(fused, chunks, limit=10, bonus=0.1)] == ["B", "A", "C"]
 
 
 def test_equal_scores_rank_newer_sessions_first_then_by_id() -> None:
@@ -334,3 +348,39 @@ def test_terminal_cells_agree_with_unicodedata_on_real_messages() -> None:
     exact = [sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in t) for t in texts]
     differing = sum(1 for t, e in zip(texts, exact, strict=True) if _cells(t) != e)
     assert len(texts) > 400 and differing <= len(texts) // 200  # a handful of rare emoji ranges differ
+
+
+# ---------------------------------------------------------------------------------------------- issue 13 rules
+
+
+def test_unseen_share_weighs_absent_terms_by_how_telling_they_would_be() -> None:
+    total = 1000
+    # a paraphrase: the common word it lost ("outdated", df would be high elsewhere) is absent, the rest present
+    assert unseen_share({"prices": 40, "shop": 25, "release": 30, "outdated": 0}, total) < UNSEEN_SHARE
+    # nothing of it is in the archive
+    assert unseen_share({"kafka": 0, "consumer": 0, "lag": 0}, total) == pytest.approx(1.0)
+    assert unseen_share({"prices": 40}, total) == 0.0
+    assert unseen_share({}, total) == 0.0
+
+
+def test_unseen_names_are_latin_script_terms_absent_from_the_archive() -> None:
+    assert unseen_names({"kafka": 0, "graphql": 0, "배포": 0, "cache": 3, "2024": 0}) == 2
+
+
+def test_never_discussed_needs_mostly_unseen_words_a_name_and_legs_that_disagree() -> None:
+    assert never_discussed(0.8, 1, legs_agree=False) is True
+    assert never_discussed(0.8, 1, legs_agree=True) is False  # both legs point at one session: an answer
+    assert never_discussed(0.8, 0, legs_agree=False) is False  # no unseen name: maybe a paraphrase
+    assert never_discussed(0.3, 2, legs_agree=False) is False  # most of it is in the archive
+
+
+def test_legs_agree_when_their_best_chunks_share_a_session() -> None:
+    chunks = table(chunk(1, "A"), chunk(2, "A"), chunk(3, "B"))
+    assert legs_agree([(1, 9.0), (3, 2.0)], [(2, 0.9), (3, 0.8)], chunks) is True
+    assert legs_agree([(3, 9.0), (1, 2.0)], [(2, 0.9), (3, 0.8)], chunks) is False
+    assert legs_agree([], [(2, 0.9)], chunks) is False
+
+
+def test_bridged_query_appends_the_other_language_words_in_parentheses() -> None:
+    assert bridged_query("인증서 만료", ["certificate", "expire"]) == "인증서 만료 (certificate, expire)"
+    assert bridged_query("plain", []) == "plain"

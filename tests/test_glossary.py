@@ -1,0 +1,36 @@
+"""The Korean ↔ English developer glossary that bridges both legs across languages."""
+
+from __future__ import annotations
+
+from wwt.glossary import expand, translations
+from wwt.lexical import tokenize
+
+
+def test_a_korean_term_brings_its_english_words() -> None:
+    assert {"certificate", "cert"} <= set(translations("스테이징 인증서가 만료됐어"))
+    assert "cache" in translations("캐시를 비웠는데도 그대로야")
+
+
+def test_korean_keys_match_the_longest_word_at_a_word_start() -> None:
+    found = translations("인증서 갱신")
+    assert "certificate" in found and "authentication" not in found  # 인증서, not its prefix 인증
+    assert "server" not in translations("웹서버 설정")  # 서버 inside another word is not a match
+
+
+def test_an_english_term_brings_its_korean_words_including_plurals_and_two_word_terms() -> None:
+    assert "인증서" in translations("the staging certificate lapsed")
+    assert "캐시" in translations("stale caches")
+    assert "검색엔진" in translations("which search engine did we pick")
+
+
+def test_words_already_in_the_query_are_not_added_again() -> None:
+    assert "cache" not in translations("캐시 cache")
+
+
+def test_a_query_without_developer_terms_adds_nothing() -> None:
+    assert translations("how to bake sourdough bread") == []
+    assert expand("how to bake sourdough bread", tokenize) == []
+
+
+def test_expand_gives_lexical_tokens_of_the_translations() -> None:
+    assert "인증서" in expand("certificate expired", tokenize)

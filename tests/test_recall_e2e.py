@@ -1,0 +1,53 @@
+"""End to end with the real model: questions from the HELD-OUT half of benchmarks/data/recall_dev.json (never
+tuned on) find their session among the real fixture logs and the hand-written recall sessions."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from _shared import REAL_FIXTURES
+
+from wwt.models import Filters
+from wwt.service import Memory
+
+DEV_LOGS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "recall_dev_logs"
+
+
+def dev_session(name: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "wwt-recall-dev/" + name))  # as recall_dev_corpus.py makes ids
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> Memory:
+    work = tmp_path_factory.mktemp("recall")
+    shutil.copytree(REAL_FIXTURES, work / "logs" / "real", ignore=shutil.ignore_patterns("*.md"))
+    shutil.copytree(DEV_LOGS, work / "logs" / "dev")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WWT_HOME", str(work / "home"))
+        mem = Memory(work / "home")
+        mem.ingest([work / "logs"])
+        yield mem
+        mem.close()
+
+
+def test_a_paraphrase_that_shares_no_distinctive_word_finds_its_session(memory: Memory) -> None:
+    hits = memory.search("ticking through three planned steps and emptying the plan afterwards", Filters(), 10)
+    assert hits and hits[0].title and hits[0].title.startswith("create a todo list with 3 items")
+
+
+def test_a_korean_question_finds_the_english_session_among_korean_ones(memory: Memory) -> None:
+    hits = memory.search("탭 여러 개 열어두면 로그인이 풀리던 버그", Filters(), 10)
+    assert hits[0].session_id == dev_session("shopfront-refresh-race")
+
+
+def test_an_english_question_finds_the_korean_session(memory: Memory) -> None:
+    hits = memory.search("speeding up Docker builds in GitHub Actions", Filters(), 10)
+    assert hits[0].session_id == dev_session("infra-ci-build-cache")
+
+
+def test_a_question_about_something_never_discussed_is_flagged(memory: Memory) -> None:
+    assert memory.search_outcome("the time we migrated from MySQL to CockroachDB", Filters(), 10).weak
+    assert not memory.search_outcome("the thing with the random sign-outs", Filters(), 10).weak
