@@ -26,6 +26,7 @@ from wwt.search import (
     query_terms,
     resume_command,
     session_score,
+    topic_tokens,
     unseen_names,
     unseen_share,
 )
@@ -384,3 +385,9 @@ def test_legs_agree_when_their_best_chunks_share_a_session() -> None:
 def test_bridged_query_appends_the_other_language_words_in_parentheses() -> None:
     assert bridged_query("인증서 만료", ["certificate", "expire"]) == "인증서 만료 (certificate, expire)"
     assert bridged_query("plain", []) == "plain"
+
+
+def test_topic_tokens_drop_the_words_about_remembering() -> None:
+    assert topic_tokens(["end", "up", "choosing", "base", "image"]) == ["base", "image"]
+    assert topic_tokens(["결국", "정리", "색깔"]) == ["색깔"]
+    assert topic_tokens(["time", "thing"]) == ["time", "thing"]  # nothing else left: keep what there is
