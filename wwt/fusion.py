@@ -2,7 +2,15 @@
 
 Methods (all return ``(id, score)`` best first, ties broken by id ascending):
 
-- ``weighted_minmax`` (default): each leg's scores min-max normalised *within this query's candidates* to
+- ``adaptive`` (default): ``weighted_minmax`` with a weight chosen per query by ``adaptive_w_lex``: each leg's
+  confidence is how far its best score stands above the one ``CONFIDENCE_RANK`` places below it (relative to
+  the best), and the lexical weight is the lexical leg's share of the two confidences, the vector one counted
+  ``VECTOR_CONFIDENCE_SCALE`` times (e5 similarities sit in a narrow band, so a small relative gap there is
+  as telling as a large one in BM25), bounded to [``W_LEX_MIN``, ``W_LEX_MAX``]. A query whose rare words
+  single out one chunk (an identifier, an error message) leans lexical; a paraphrase whose words are spread
+  thinly over many chunks leans on the vectors. Chosen on the tuning half of benchmarks/data/recall_dev.json
+  (benchmarks/RESULTS.md, "Recall by kind").
+- ``weighted_minmax``: each leg's scores min-max normalised *within this query's candidates* to
   [0, 1], then ``w_lex·lex + (1 − w_lex)·vec``; a side that did not return the id counts 0. Unlike the
   original rule, a chunk found by only one leg still ranks (no floor).
 - ``rrf``: reciprocal rank fusion, ``Σ w / (k + rank)`` with ``k = 60``; scale-free, but on KorQuAD it lets
@@ -12,18 +20,9 @@ Methods (all return ``(id, score)`` best first, ties broken by id ascending):
   caller may pass that as ``bm25_max``, otherwise the maximum of the given lexical list stands in for it (the
   same thing when the lexical list is the unfiltered top-k, as it was in the original).
 
-- ``adaptive`` (default): ``weighted_minmax`` with a weight chosen per query by ``adaptive_w_lex``: each leg's
-  confidence is how far its best score stands above its ``CONFIDENCE_RANK``-th (relative to the best), and
-  the lexical weight is the lexical leg's share of the two confidences, the vector confidence counted
-  ``VECTOR_CONFIDENCE_SCALE`` times (e5 similarities sit in a narrow band, so a small relative gap there is
-  as telling as a large one in BM25), bounded to [``W_LEX_MIN``, ``W_LEX_MAX``]. A query whose rare words
-  single out one chunk (an identifier, an error message) leans lexical; a paraphrase whose words are spread
-  thinly over many chunks leans on the vectors. Chosen on the tuning half of benchmarks/data/recall_dev.json
-  (benchmarks/RESULTS.md, "Recall by kind").
-
-Before ``adaptive``, the default was weighted_minmax with w_lex = 0.6, picked on KorQuAD 1.0 dev (benchmarks/RESULTS.md): MRR@10
-0.9355 vs lexical 0.9270, vector 0.8242, the original's rules 0.9276, RRF 0.8980. w_lex 0.7 scored 0.0008
-higher there, but KorQuAD questions copy the passage's words; conversation recall (paraphrases,
+Before ``adaptive``, the default was weighted_minmax with w_lex = 0.6, picked on KorQuAD 1.0 dev
+(benchmarks/RESULTS.md): MRR@10 0.9355 vs lexical 0.9270, vector 0.8242, the original's rules 0.9276, RRF
+0.8980. w_lex 0.7 scored 0.0008 higher there, but KorQuAD questions copy the passage's words; conversation recall (paraphrases,
 cross-lingual) favours the vector leg, so the default leans less on lexical and both are parameters.
 """
 
