@@ -145,57 +145,63 @@ def test_minmax_and_rrf_keep_every_candidate(lexical, vector) -> None:
 
 # ----- adaptive (issue 13) --------------------------------------------------------------------------------
 
-from wwt.fusion import W_LEX_MAX, W_LEX_MIN, adaptive_w_lex, leg_confidence  # noqa: E402
-
-# What each leg looks like for the two kinds of question. An identifier or error message: one chunk holds the
-# rare word and BM25 puts it far above the rest, while e5 similarities stay in their narrow band. A
-# paraphrase: BM25 matches common words thinly over many chunks, while one chunk is nearer in meaning.
-PEAKED_LEXICAL = [(1, 24.0)] + [(i, 3.0 - i / 100) for i in range(2, 14)]
-FLAT_LEXICAL = [(i, 5.0 - i / 50) for i in range(1, 14) if i != 5] + [(5, 4.70)]
-FLAT_VECTOR = [(i, 0.82 - i / 10000) for i in range(1, 14)]
-PEAKED_VECTOR = [(5, 0.90)] + [(i, 0.82 - i / 10000) for i in range(1, 14) if i != 5]
-
-
-def test_leg_confidence_is_how_far_the_best_stands_above_the_eleventh() -> None:
-    ranked = [(i, 10.0 - i) for i in range(12)]  # best 10, the one ten places below it 0
-    assert leg_confidence(ranked) == pytest.approx(1.0)
-    assert leg_confidence([(1, 4.0), (2, 3.0)]) == pytest.approx(0.25)  # fewer than eleven: the last one
+from wwt.fusion import (  # noqa: E402
+    W_LEX_MAX,
+    W_LEX_MIN,
+    adaptive_w_lex,
+    bm25_idf,
+    idf_mass,
+    lexical_coverage,
+)
 
 
-def test_leg_confidence_of_a_single_candidate_or_zero_best_is_zero() -> None:
-    assert leg_confidence([(1, 5.0)]) == 0.0
-    assert leg_confidence([]) == 0.0
-    assert leg_confidence([(1, 0.0), (2, 0.0)]) == 0.0
+def test_bm25_idf_is_tantivy_s_formula() -> None:
+    # ln(1 + (N − df + 0.5) / (df + 0.5)): a word in 1 of 100 chunks is worth ln(67.33), one in 50 of 100 ln 2
+    assert bm25_idf(1, 100) == pytest.approx(4.2096, abs=1e-4)
+    assert bm25_idf(50, 100) == pytest.approx(0.6931, abs=1e-4)
 
 
-def test_a_rare_word_that_singles_out_one_chunk_leans_on_the_lexical_leg() -> None:
-    assert adaptive_w_lex(PEAKED_LEXICAL, FLAT_VECTOR) == pytest.approx(W_LEX_MAX)
+def test_idf_mass_sums_the_query_words_idf() -> None:
+    assert idf_mass({"a": 1, "b": 50}, 100) == pytest.approx(bm25_idf(1, 100) + bm25_idf(50, 100))
+    assert idf_mass({}, 100) == 0.0
+    assert idf_mass({"a": 0}, 0) == 0.0
 
 
-def test_a_paraphrase_with_thinly_spread_words_leans_on_the_vector_leg() -> None:
-    assert adaptive_w_lex(FLAT_LEXICAL, PEAKED_VECTOR) == pytest.approx(W_LEX_MIN)
+def test_coverage_is_the_best_lexical_score_over_the_idf_mass() -> None:
+    assert lexical_coverage([(3, 2.0), (1, 8.0)], 10.0) == pytest.approx(0.8)
+    assert lexical_coverage([], 10.0) == 0.0
+    assert lexical_coverage([(1, 5.0)], 0.0) == 0.0
 
 
-def test_the_weight_stays_within_its_bounds_whatever_the_legs() -> None:
-    for lexical in (PEAKED_LEXICAL, FLAT_LEXICAL, []):
-        for vector in (PEAKED_VECTOR, FLAT_VECTOR, []):
-            assert W_LEX_MIN <= adaptive_w_lex(lexical, vector) <= W_LEX_MAX
+def test_a_question_that_copies_a_chunk_s_words_leans_on_the_lexical_leg() -> None:
+    # the best chunk scores as much as the query's whole idf mass: it holds every word
+    assert adaptive_w_lex([(1, 12.0), (2, 3.0)], 12.0) == pytest.approx(W_LEX_MAX)
 
 
-def test_an_empty_leg_hands_the_weight_to_the_other() -> None:
-    assert adaptive_w_lex(PEAKED_LEXICAL, []) == pytest.approx(W_LEX_MAX)
-    assert adaptive_w_lex([], PEAKED_VECTOR) == pytest.approx(W_LEX_MIN)
-    assert adaptive_w_lex([], []) == pytest.approx((W_LEX_MIN + W_LEX_MAX) / 2)
+def test_a_paraphrase_whose_best_lexical_hit_matches_little_leans_on_the_vectors() -> None:
+    assert adaptive_w_lex([(1, 1.5), (2, 1.4)], 15.0) == pytest.approx(W_LEX_MIN)
+    assert adaptive_w_lex([], 15.0) == pytest.approx(W_LEX_MIN)
+
+
+def test_in_between_the_weight_grows_with_coverage() -> None:
+    assert adaptive_w_lex([(1, 5.0)], 10.0) == pytest.approx(0.1 + 0.7 * 0.5)
+
+
+def test_without_an_idf_mass_adaptive_is_the_previous_fixed_weight() -> None:
+    lexical = [(1, 10.0), (2, 6.0), (3, 2.0)]
+    vector = [(2, 0.9), (4, 0.7), (1, 0.5)]
+    assert fuse(lexical, vector, "adaptive") == fuse(lexical, vector, "weighted_minmax", w_lex=DEFAULT_W_LEX)
 
 
 def test_adaptive_puts_the_paraphrase_answer_first_where_the_fixed_weight_did_not() -> None:
-    # chunk 1 is the lexical best by a hair; chunk 5 is clearly nearest in meaning
-    fixed = fuse(FLAT_LEXICAL, PEAKED_VECTOR, "weighted_minmax", w_lex=0.6)
-    assert fixed[0][0] == 1
-    assert fuse(FLAT_LEXICAL, PEAKED_VECTOR, "adaptive")[0][0] == 5
-    assert fuse(PEAKED_LEXICAL, FLAT_VECTOR, "adaptive")[0][0] == 1
+    # chunk 1 matches one common query word best; chunk 5 is nearest in meaning
+    lexical = [(1, 2.0), (2, 1.9), (5, 0.5)]
+    vector = [(5, 0.90), (1, 0.80), (2, 0.79)]
+    assert fuse(lexical, vector, "weighted_minmax", w_lex=0.6)[0][0] == 1
+    assert fuse(lexical, vector, "adaptive", idf_mass=20.0)[0][0] == 5
+    # the same legs when that lexical hit explains the whole question: it stays first
+    assert fuse(lexical, vector, "adaptive", idf_mass=2.0)[0][0] == 1
 
 
 def test_adaptive_is_the_default() -> None:
     assert DEFAULT_METHOD == "adaptive"
-    assert fuse(FLAT_LEXICAL, PEAKED_VECTOR) == fuse(FLAT_LEXICAL, PEAKED_VECTOR, "adaptive")

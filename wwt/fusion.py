@@ -2,14 +2,15 @@
 
 Methods (all return ``(id, score)`` best first, ties broken by id ascending):
 
-- ``adaptive`` (default): ``weighted_minmax`` with a weight chosen per query by ``adaptive_w_lex``: each leg's
-  confidence is how far its best score stands above the one ``CONFIDENCE_RANK`` places below it (relative to
-  the best), and the lexical weight is the lexical leg's share of the two confidences, the vector one counted
-  ``VECTOR_CONFIDENCE_SCALE`` times (e5 similarities sit in a narrow band, so a small relative gap there is
-  as telling as a large one in BM25), bounded to [``W_LEX_MIN``, ``W_LEX_MAX``]. A query whose rare words
-  single out one chunk (an identifier, an error message) leans lexical; a paraphrase whose words are spread
-  thinly over many chunks leans on the vectors. Chosen on the tuning half of benchmarks/data/recall_dev.json
-  (benchmarks/RESULTS.md, "Recall by kind").
+- ``adaptive`` (default): ``weighted_minmax`` with a weight chosen per query by ``adaptive_w_lex``: the more
+  of the question the best lexical hit explains, the more the lexical leg counts. That share is
+  ``lexical_coverage`` = best BM25 score / the query's idf mass (``idf_mass``: what a chunk holding every query
+  word once would roughly score), and ``w_lex = W_LEX_BASE + W_LEX_PER_COVERAGE · coverage`` within
+  [``W_LEX_MIN``, ``W_LEX_MAX``]. A question that copies a chunk's words (an identifier, an error message,
+  KorQuAD) leans lexical; a paraphrase whose best lexical hit matches one or two common words leans on the
+  vectors. Without the idf mass it is ``weighted_minmax`` at ``DEFAULT_W_LEX``. Chosen on the tuning half of
+  benchmarks/data/recall_dev.json with KorQuAD as the guard (benchmarks/RESULTS.md, "Recall by kind"); a
+  rule from each leg's score gap (best vs tenth) did as well on conversations but cost KorQuAD 0.019 MRR.
 - ``weighted_minmax``: each leg's scores min-max normalised *within this query's candidates* to
   [0, 1], then ``w_lex·lex + (1 − w_lex)·vec``; a side that did not return the id counts 0. Unlike the
   original rule, a chunk found by only one leg still ranks (no floor).
@@ -28,6 +29,7 @@ cross-lingual) favours the vector leg, so the default leans less on lexical and 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 Ranked = Sequence[tuple[int, float]]
@@ -39,8 +41,8 @@ RRF_K = 60
 ORIGINAL_W_VECTOR = 0.6
 ORIGINAL_W_LEX = 0.4
 ORIGINAL_FLOOR = 0.5
-CONFIDENCE_RANK = 10  # a leg's confidence: its best score against the one 10 places below (the 11th)
-VECTOR_CONFIDENCE_SCALE = 30.0
+W_LEX_BASE = 0.1
+W_LEX_PER_COVERAGE = 0.7
 W_LEX_MIN = 0.3
 W_LEX_MAX = 0.8
 
@@ -83,44 +85,34 @@ def weighted_minmax(lexical: Ranked, vector: Ranked, w_lex: float = DEFAULT_W_LE
     return sort_ranked(fused)
 
 
-def leg_confidence(ranked: Ranked, rank: int = CONFIDENCE_RANK) -> float:
-    """How much a leg's best score stands out: ``(best − the score rank places below it) / |best|`` (the last
-    score when the leg has fewer); 0 for fewer than two candidates or a zero best."""
-    if len(ranked) < 2:
+def bm25_idf(doc_freq: int, total: int) -> float:
+    """BM25's idf (as tantivy computes it) of a term found in ``doc_freq`` of ``total`` chunks."""
+    return math.log(1.0 + (total - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def idf_mass(doc_freqs: dict[str, int], total: int) -> float:
+    """Sum of the query terms' idf: roughly what one chunk holding every query word once would score."""
+    return sum(bm25_idf(df, total) for df in doc_freqs.values()) if total > 0 else 0.0
+
+
+def lexical_coverage(lexical: Ranked, mass: float) -> float:
+    """How much of the question the best lexical hit explains: its BM25 score over the query's idf mass (about 1
+    for a chunk that holds every query word, more for short chunks that repeat them; 0 without hits)."""
+    if not lexical or mass <= 0:
         return 0.0
-    values = sorted((score for _, score in ranked), reverse=True)
-    best, reference = values[0], values[min(rank, len(values) - 1)]
-    return (best - reference) / abs(best) if best else 0.0
+    return max(score for _, score in lexical) / mass
 
 
-def adaptive_w_lex(
-    lexical: Ranked,
-    vector: Ranked,
-    scale: float = VECTOR_CONFIDENCE_SCALE,
-    low: float = W_LEX_MIN,
-    high: float = W_LEX_MAX,
-) -> float:
-    """The lexical leg's share of the two legs' confidences (vector × ``scale``), within [low, high]; an empty
-    leg gives the other one ``high`` (or the middle when both are silent)."""
-    lex, vec = leg_confidence(lexical), scale * leg_confidence(vector)
-    if lex + vec <= 0:
-        if lexical and not vector:
-            return high
-        if vector and not lexical:
-            return low
-        return (low + high) / 2
-    return min(high, max(low, lex / (lex + vec)))
+def adaptive_w_lex(lexical: Ranked, mass: float | None) -> float:
+    """``W_LEX_BASE + W_LEX_PER_COVERAGE · coverage`` within [W_LEX_MIN, W_LEX_MAX]; DEFAULT_W_LEX without a mass."""
+    if mass is None:
+        return DEFAULT_W_LEX
+    return min(W_LEX_MAX, max(W_LEX_MIN, W_LEX_BASE + W_LEX_PER_COVERAGE * lexical_coverage(lexical, mass)))
 
 
-def adaptive(
-    lexical: Ranked,
-    vector: Ranked,
-    scale: float = VECTOR_CONFIDENCE_SCALE,
-    low: float = W_LEX_MIN,
-    high: float = W_LEX_MAX,
-) -> list[tuple[int, float]]:
-    """``weighted_minmax`` with this query's ``adaptive_w_lex``."""
-    return weighted_minmax(lexical, vector, w_lex=adaptive_w_lex(lexical, vector, scale, low, high))
+def adaptive(lexical: Ranked, vector: Ranked, idf_mass: float | None = None) -> list[tuple[int, float]]:
+    """``weighted_minmax`` with this query's ``adaptive_w_lex`` (``idf_mass``: see the function of that name)."""
+    return weighted_minmax(lexical, vector, w_lex=adaptive_w_lex(lexical, idf_mass))
 
 
 def rrf(lexical: Ranked, vector: Ranked, k: float = RRF_K, w_lex: float = 0.5) -> list[tuple[int, float]]:

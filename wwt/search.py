@@ -14,7 +14,6 @@ Rules kept as small pure functions so tests can pin them:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -327,13 +326,11 @@ def unseen_share(doc_freqs: dict[str, int], total: int) -> float:
     """Share of the query's information (BM25 idf) carried by terms that occur nowhere in the archive. A
     paraphrase loses only common words (low idf even when present elsewhere); a question about something the
     archive never discussed loses its rare, telling ones. No terms → 0."""
+    from wwt.fusion import bm25_idf
+
     if not doc_freqs or total <= 0:
         return 0.0
-
-    def idf(df: int) -> float:
-        return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
-
-    weights = {term: idf(df) for term, df in doc_freqs.items()}
+    weights = {term: bm25_idf(df, total) for term, df in doc_freqs.items()}
     whole = sum(weights.values())
     return sum(w for term, w in weights.items() if doc_freqs[term] == 0) / whole if whole else 0.0
 
@@ -391,7 +388,7 @@ def run_search(
     method: str | None = None,
 ) -> SearchOutcome:
     """Both legs over the same filters, fused, grouped. ``store`` is a ``wwt.store.Store``."""
-    from wwt.fusion import DEFAULT_METHOD, fuse
+    from wwt.fusion import DEFAULT_METHOD, fuse, idf_mass
     from wwt.glossary import EXPANSION_WEIGHT, translations
 
     query = query.strip()
@@ -423,7 +420,13 @@ def run_search(
         lexical_hits = [(i, s) for i, s in lexical_hits if i in allowed]
         vector_hits = [(i, s) for i, s in vector_hits if i in allowed]
 
-    fused = fuse(lexical_hits, vector_hits, method=method or DEFAULT_METHOD)
+    freqs = lexical.doc_freqs(query_tokens) if query_tokens and hasattr(lexical, "doc_freqs") else {}
+    total = lexical.count() if freqs else 0
+    chosen = method or DEFAULT_METHOD
+    if chosen == "adaptive":
+        fused = fuse(lexical_hits, vector_hits, method=chosen, idf_mass=idf_mass(freqs, total) if freqs else None)
+    else:
+        fused = fuse(lexical_hits, vector_hits, method=chosen)
     rows = store.chunks_by_ids([chunk_id for chunk_id, _ in fused])
     chunks = {row.id: row for row in rows}
     hits = group_by_session(
@@ -436,10 +439,9 @@ def run_search(
     tokens = list(query_tokens) if query_tokens else query_terms(query)
     unmatched = lexically_unmatched(term_hits(lexical, tokens, filters)) if lexical_hits else True
     weak, top, background = is_weak(unmatched, [s for _, s in vector_hits])
-    if not weak and hasattr(lexical, "doc_freqs") and len(vector_hits) >= WEAK_MIN_CANDIDATES:
-        freqs = lexical.doc_freqs(tokens)
+    if not weak and freqs and len(vector_hits) >= WEAK_MIN_CANDIDATES:
         weak = never_discussed(
-            unseen_share(freqs, lexical.count()), unseen_names(freqs), legs_agree(lexical_hits, vector_hits, chunks)
+            unseen_share(freqs, total), unseen_names(freqs), legs_agree(lexical_hits, vector_hits, chunks)
         )
     return SearchOutcome(
         hits=hits, weak=weak, lexical_hits=len(lexical_hits), vector_top=top, vector_background=background
