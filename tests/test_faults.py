@@ -251,7 +251,12 @@ def test_deleted_or_corrupted_index_files_are_rebuilt_from_sqlite_without_embedd
 
     home = clone(archive, tmp_path)
     before = db_facts(home / "wwt.sqlite3")
-    _, claude_sid = archive["sessions"]["claude-code"]
+    query = "create a file JOKE.md with a random joke"  # the Claude and the Codex session both say this
+    memory = Memory(home)
+    try:
+        intact = memory.search(query, limit=3)[0].session_id  # what the undamaged archive answers
+    finally:
+        memory.close()
     damages = {
         "hnswlib graph overwritten": lambda: [p.write_bytes(os.urandom(p.stat().st_size))
                                               for p in (home / "index" / VECTOR_DIR).glob("*.hnsw")],
@@ -266,10 +271,10 @@ def test_deleted_or_corrupted_index_files_are_rebuilt_from_sqlite_without_embedd
         damage()
         memory = Memory(home)
         try:
-            hits = memory.search("create a file JOKE.md with a random joke", limit=3)
+            hits = memory.search(query, limit=3)
         finally:
             memory.close()
-        assert hits and hits[0].session_id == claude_sid, name
+        assert hits and hits[0].session_id == intact, name
         assert indexes_agree(home), name
         after = db_facts(home / "wwt.sqlite3")
         assert after["embeddings"] == before["embeddings"] and after["keys"] == before["keys"], name
