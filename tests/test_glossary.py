@@ -34,3 +34,11 @@ def test_a_query_without_developer_terms_adds_nothing() -> None:
 
 def test_expand_gives_lexical_tokens_of_the_translations() -> None:
     assert "인증서" in expand("certificate expired", tokenize)
+
+
+def test_a_one_syllable_korean_key_is_a_word_only_before_a_particle_or_a_break() -> None:
+    assert "column" not in translations("탭 여러 개 열어두면")  # 열어두면: "open", not 열 (column)
+    assert "key" not in translations("키보드 단축키")  # 키보드: keyboard
+    assert "key" in translations("키가 만료됐어")
+    assert "queue" in translations("큐에 쌓였어")
+    assert "value" in translations("그 값 말이야")

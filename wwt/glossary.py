@@ -242,10 +242,17 @@ def _tables() -> tuple[dict[str, list[str]], dict[str, list[str]], re.Pattern[st
         for e in english:
             en_to_ko.setdefault(e, []).extend(k for k in korean if k not in en_to_ko.get(e, []))
     keys = sorted(ko_to_en, key=len, reverse=True)
-    korean_key = re.compile(r"(?:^|(?<=[\s\"'(\[]))(" + "|".join(map(re.escape, keys)) + ")")
+    longer = "|".join(re.escape(k) for k in keys if len(k) > 1)
+    single = "|".join(re.escape(k) for k in keys if len(k) == 1)
+    # a one-syllable key (열, 키, 값) is a word only when a particle or nothing follows: 열어두면 is "open", 키보드
+    # is "keyboard"
+    korean_key = re.compile(
+        r"(?:^|(?<=[\s\"'(\[]))(" + longer + r"|(?:" + single + r")(?=$|[\s.,!?)\]'\"]|" + _PARTICLE + r"))"
+    )
     return ko_to_en, en_to_ko, korean_key
 
 
+_PARTICLE = r"(?:이|가|을|를|은|는|에|의|도|로|와|과|만|까지|부터)(?![가-힣])"
 _ENGLISH_WORD = re.compile(r"[a-z][a-z0-9\-]*")
 
 
