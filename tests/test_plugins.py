@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -319,3 +320,186 @@ def test_plugin_mcp_server_command_answers_a_real_mcp_client(
     name, tools = asyncio.run(talk())
     assert name
     assert {"search_memory", "search_all", "get_session", "ingest_session"} <= set(tools)
+
+
+# ------------------------------------------------------------- wwt setup / doctor with a plugin installed
+
+FIXTURE_HOME = Path(__file__).parent / "fixtures" / "homes" / "full"
+CONFIG_FILES = (".claude/settings.json", ".claude.json", ".gemini/settings.json", ".codex/config.toml",
+                ".codex/hooks.json")
+VERSION = load(CLAUDE_PLUGIN / ".claude-plugin" / "plugin.json")["version"]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake HOME with realistic agent configs (as in test_setup.py) and no agent binary on PATH."""
+    h = tmp_path / "home"
+    shutil.copytree(FIXTURE_HOME, h)
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.setenv("WWT_HOME", str(tmp_path / "wwt-data"))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(wwt_script().parent), "/usr/bin", "/bin"]))
+    return h
+
+
+def install_claude_plugin(home: Path, scope: str = "user", enabled: bool = True) -> None:
+    """What `/plugin install wwt@wwt` leaves behind: a cached copy, installed_plugins.json (v2), enabledPlugins."""
+    cache = home / ".claude/plugins/cache/wwt/wwt" / VERSION
+    shutil.copytree(CLAUDE_PLUGIN, cache)
+    (home / ".claude/plugins/installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {
+        "wwt@wwt": [{"scope": scope, "installPath": str(cache), "version": VERSION,
+                     "installedAt": "2026-12-01T10:00:00.000Z", "lastUpdated": "2026-12-01T10:00:00.000Z"}]}}))
+    settings = home / ".claude/settings.json"
+    data = json.loads(settings.read_text())
+    data["enabledPlugins"]["wwt@wwt"] = enabled
+    settings.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def install_gemini_extension(home: Path, enabled: bool = True) -> None:
+    """What `gemini extensions install <repo>` leaves behind: a copy, its install metadata, an enablement rule."""
+    ext = home / ".gemini/extensions/wwt"
+    (ext / "hooks").mkdir(parents=True)
+    shutil.copy(GEMINI_EXTENSION / "gemini-extension.json", ext)
+    shutil.copy(GEMINI_EXTENSION / "hooks/hooks.json", ext / "hooks")
+    (ext / ".gemini-extension-install.json").write_text(json.dumps({"source": str(ROOT), "type": "local"}))
+    rules = [f"{home}/*"] + ([] if enabled else [f"!{home}/*"])
+    (home / ".gemini/extensions/extension-enablement.json").write_text(json.dumps({"wwt": {"overrides": rules}}))
+
+
+def install_codex_plugin(home: Path, enabled: bool = True) -> None:
+    """What `codex plugin add wwt@wwt` leaves behind: a cached copy and a [plugins."wwt@wwt"] table."""
+    shutil.copytree(CODEX_PLUGIN, home / ".codex/plugins/cache/wwt/wwt" / VERSION)
+    with open(home / ".codex/config.toml", "a") as fh:
+        fh.write(f'\n[plugins."wwt@wwt"]\nenabled = {"true" if enabled else "false"}\n')
+
+
+def install_all(home: Path) -> None:
+    install_claude_plugin(home)
+    install_gemini_extension(home)
+    install_codex_plugin(home)
+
+
+def config_texts(home: Path) -> dict[str, str | None]:
+    return {rel: (home / rel).read_text() if (home / rel).exists() else None for rel in CONFIG_FILES}
+
+
+def setup_entries(home: Path) -> dict[str, int]:
+    """How many wwt hook handlers / MCP servers `wwt setup` has in each agent's own config files."""
+    counts = {}
+    for agent in (claude, gemini, codex):
+        hooks = sum(len(v) for v in agent.registered_hooks().values())
+        counts[agent.PLATFORM] = hooks + (agent.registered_mcp() is not None)
+    return counts
+
+
+def test_setup_registers_nothing_where_the_plugin_is_installed(home: Path) -> None:
+    from wwt.setup.plan import run
+
+    install_all(home)
+    before = config_texts(home)
+    plan, done = run(use_agent_cli=False)
+    assert config_texts(home) == before  # not a byte added, no ~/.codex/hooks.json created
+    assert setup_entries(home) == {"claude-code": 0, "gemini-cli": 0, "codex-cli": 0}
+    said = "\n".join(plan.skipped)
+    for ident in ("wwt@wwt (", "wwt ("):
+        assert f"the wwt plugin {ident}" in said
+    assert said.count("registers no second copy") == 3
+    assert not any("/hooks" in note for note in plan.notes)  # no Codex trust reminder for setup's own hook
+
+
+def test_setup_without_a_plugin_wires_every_agent_as_before(home: Path) -> None:
+    from wwt.setup.plan import run
+    from wwt.setup.plugins import installed
+
+    assert [installed(a.PLATFORM) for a in (claude, gemini, codex)] == [None, None, None]  # hookify@… is not ours
+    plan, _ = run(use_agent_cli=False)
+    assert setup_entries(home) == {"claude-code": 3, "gemini-cli": 3, "codex-cli": 2}
+    assert not any("wwt plugin" in line for line in plan.skipped)
+
+
+def test_setup_run_before_the_plugin_removes_its_own_copy_and_uninstall_restores(home: Path) -> None:
+    from wwt.setup.plan import run
+
+    run(use_agent_cli=False)
+    assert setup_entries(home) == {"claude-code": 3, "gemini-cli": 3, "codex-cli": 2}
+    # the user now installs the plugins; what the files would be had setup never run:
+    pristine = home.parent / "pristine"
+    shutil.copytree(FIXTURE_HOME, pristine)
+    install_all(pristine)
+    install_all(home)
+
+    plan, done = run(use_agent_cli=False)
+    assert setup_entries(home) == {"claude-code": 0, "gemini-cli": 0, "codex-cli": 0}
+    assert any("removed" in line and "hooks.json" in line for line in done)  # the hooks.json setup created
+    expected = config_texts(pristine)
+    for rel, text in config_texts(home).items():
+        if rel.endswith(".json") and text is not None:
+            assert json.loads(text) == json.loads(expected[rel]), rel
+        else:
+            assert text == expected[rel], rel  # TOML comments and order too; absent files stay absent
+
+    before_uninstall = config_texts(home)
+    plan, _ = run(uninstall=True, use_agent_cli=False)
+    assert config_texts(home) == before_uninstall  # nothing of setup's left to remove; the plugins stay
+    assert sum("stays installed" in line for line in plan.skipped) == 3
+    assert any("claude plugin uninstall wwt@wwt" in line for line in plan.skipped)
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "gemini-cli", "codex-cli"])
+def test_a_disabled_plugin_does_not_stop_setup(home: Path, agent: str) -> None:
+    from wwt.setup.plan import run
+
+    {"claude-code": lambda: install_claude_plugin(home, enabled=False),
+     "gemini-cli": lambda: install_gemini_extension(home, enabled=False),
+     "codex-cli": lambda: install_codex_plugin(home, enabled=False)}[agent]()
+    run(use_agent_cli=False)
+    assert setup_entries(home)[agent] > 0
+
+
+def test_a_claude_plugin_installed_for_one_project_does_not_stop_setup(home: Path) -> None:
+    from wwt.setup.plan import run
+
+    install_claude_plugin(home, scope="project")
+    run(use_agent_cli=False)
+    assert setup_entries(home)["claude-code"] == 3
+
+
+def test_unreadable_plugin_records_mean_no_plugin(home: Path) -> None:
+    from wwt.setup.plugins import installed
+
+    install_all(home)
+    (home / ".claude/plugins/installed_plugins.json").write_text("{not json")
+    (home / ".gemini/extensions/wwt/gemini-extension.json").write_text("")
+    assert installed("claude-code") is None and installed("gemini-cli") is None
+    assert installed("codex-cli") is not None
+
+
+def test_setup_dry_run_cli_says_which_plugin_provides_the_wiring(home: Path, tmp_path: Path) -> None:
+    install_all(home)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME")}
+    env.update(HOME=str(home), WWT_HOME=str(tmp_path / "wwt-data"), PATH=os.environ["PATH"])
+    proc = subprocess.run(["wwt", "setup", "--dry-run", "--no-ingest"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("provides the hooks and MCP server") == 3
+    assert "# nothing to change" in proc.stdout
+
+
+def test_doctor_accepts_the_plugin_and_names_what_it_needs(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wwt.doctor import FAIL, OK, WARN, check_agent
+    from wwt.setup.plan import run
+
+    run(use_agent_cli=False)
+    install_all(home)
+    for agent in (claude, gemini, codex):
+        findings = check_agent(agent)
+        assert findings[0].status == OK and "wwt plugin" in findings[0].message
+        assert any(f.status == WARN and "registered too" in f.message for f in findings)  # setup's copy remains
+    run(use_agent_cli=False)
+    for agent in (claude, gemini, codex):
+        assert [f for f in check_agent(agent) if f.status in (FAIL, WARN)] == []
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no wwt on PATH: the plugin's commands cannot run
+    for agent in (claude, gemini, codex):
+        [fail] = [f for f in check_agent(agent) if f.status == FAIL]
+        assert "not on PATH" in fail.message and "pipx" in fail.fix
