@@ -475,6 +475,18 @@ def test_unreadable_plugin_records_mean_no_plugin(home: Path) -> None:
     assert installed("codex-cli") is not None
 
 
+def test_a_linked_gemini_extension_counts(home: Path) -> None:
+    """`gemini extensions link <checkout>` keeps only install metadata in ~/.gemini/extensions/wwt/."""
+    from wwt.setup.plugins import installed
+
+    ext = home / ".gemini/extensions/wwt"
+    ext.mkdir(parents=True)
+    (ext / ".gemini-extension-install.json").write_text(json.dumps({"source": str(ROOT), "type": "link"}))
+    assert installed("gemini-cli") is not None
+    (ext / ".gemini-extension-install.json").write_text(json.dumps({"source": str(CLAUDE_PLUGIN), "type": "link"}))
+    assert installed("gemini-cli") is None  # a link to something that is not the wwt extension
+
+
 def test_setup_dry_run_cli_says_which_plugin_provides_the_wiring(home: Path, tmp_path: Path) -> None:
     install_all(home)
     env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME")}
