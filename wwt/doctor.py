@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import stat
 import time
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from wwt import paths
 from wwt.errors import WwtError
 from wwt.hook import worker_running
 from wwt.setup import codex, gemini
+from wwt.setup import plugins as agent_plugins
 from wwt.setup.plan import AGENTS
 from wwt.worker import short
 
@@ -44,8 +46,34 @@ def command_executable(command: str) -> str | None:
     return exe if os.path.isfile(exe) and os.access(exe, os.X_OK) else None
 
 
+def check_plugin(agent: ModuleType, plugin: agent_plugins.Installed) -> list[Finding]:
+    """The agent runs wwt through its plugin: ``wwt`` must be on PATH, and setup's own copy must be gone."""
+    area = agent.LABEL
+    out = [Finding(OK, area, f"hooks and MCP server come from the wwt plugin {plugin}")]
+    if shutil.which("wwt") is None:
+        out.append(Finding(FAIL, area, "the wwt plugin runs `wwt`, which is not on PATH",
+                           "install wwt with pipx (`pipx install .` then `pipx ensurepath`), restart the agent"))
+    try:
+        doubled = any(agent.registered_hooks().values()) or agent.registered_mcp() is not None
+    except WwtError:
+        doubled = False
+    if doubled:
+        out.append(Finding(WARN, area, "wwt setup's own hooks/MCP server are registered too (every turn is "
+                           "queued twice, the tools are listed twice)", "run `wwt setup`: it removes its own copy"))
+    if agent is gemini and not gemini.hooks_enabled():
+        out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false): the extension's "
+                           "hooks do not run", "set hooksConfig.enabled to true in ~/.gemini/settings.json"))
+    if agent is codex:
+        out.append(Finding(INFO, area, "Codex runs new hooks only after you trust them",
+                           "in Codex, open /hooks and trust the wwt plugin's Stop hook"))
+    return out
+
+
 def check_agent(agent: ModuleType) -> list[Finding]:
     area = agent.LABEL
+    plugin = agent_plugins.installed(agent.PLATFORM)
+    if plugin is not None:
+        return check_plugin(agent, plugin)
     out: list[Finding] = []
     try:
         hooks = agent.registered_hooks()
@@ -189,4 +217,4 @@ def exit_code(findings: list[Finding]) -> int:
     return 1 if any(f.status == FAIL for f in findings) else 0
 
 
-__all__ = ["Finding", "run_checks", "exit_code", "check_agent", "command_executable"]
+__all__ = ["Finding", "run_checks", "exit_code", "check_agent", "check_plugin", "command_executable"]

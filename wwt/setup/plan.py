@@ -2,7 +2,10 @@
 
 Per agent: hook registration (always a file edit: no agent has a CLI for hooks) and MCP registration (the
 agent's own ``mcp add``/``mcp remove`` when its binary is on PATH, else a file edit; a failing CLI falls back to
-the file edit). Several edits of one file are composed so each file is read, backed up and written once."""
+the file edit). Several edits of one file are composed so each file is read, backed up and written once.
+
+An agent where wwt's own plugin/extension is installed (``wwt.setup.plugins``) gets no entries from setup: the
+plugin already runs the same hooks and MCP server, so setup removes any copy of its own instead."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from filelock import FileLock, Timeout
 from wwt import paths
 from wwt.errors import WwtError
 from wwt.setup import claude, codex, gemini
+from wwt.setup import plugins as agent_plugins
 from wwt.setup.common import (
     hook_base_command,
     hook_command,
@@ -53,6 +57,7 @@ class Plan:
     cli_steps: list[CliStep] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     state: SetupState = field(default_factory=SetupState)
+    released: list[ModuleType] = field(default_factory=list)  # agents whose setup entries are removed
 
 
 def select_agents(only: list[str] | None) -> tuple[list[ModuleType], list[str]]:
@@ -102,16 +107,22 @@ def build_plan(
     argv = mcp_argv(base)
     edits: list[FileEdit] = []
     for agent in agents:
+        plugin = agent_plugins.installed(agent.PLATFORM)
+        remove = uninstall or plugin is not None
+        if plugin is not None:
+            plan.skipped.append(plugin_line(agent, plugin, uninstall))
+        if remove:
+            plan.released.append(agent)
         command = hook_command(agent.PLATFORM, hook_base_command(), env)
         if agent is codex:
-            edits += codex.hook_edits(command, uninstall, plan.state, codex.installed_version())
+            edits += codex.hook_edits(command, remove, plan.state, codex.installed_version())
         else:
-            edits += agent.hook_edits(command, uninstall, plan.state)
-        mcp_edit = agent.mcp_edit(argv, env, uninstall, plan.state)
+            edits += agent.hook_edits(command, remove, plan.state)
+        mcp_edit = agent.mcp_edit(argv, env, remove, plan.state)
         exe = shutil.which(agent.BINARY) if use_agent_cli else None
         if exe:
             found = agent.registered_mcp()
-            if uninstall:
+            if remove:
                 if found is not None:
                     plan.cli_steps.append(
                         CliStep([agent.cli_remove()], mcp_edit, lambda a=agent: a.registered_mcp() is None,
@@ -125,12 +136,28 @@ def build_plan(
                 )
         else:
             edits.append(mcp_edit)
-        if not uninstall:
+        if not remove:
             plan.notes += agent.approvals()
     plan.edits = _compose(edits)
     if agents and not uninstall:
         plan.notes.append("Restart running agents so they load the wwt MCP server and hooks.")
     return plan
+
+
+def plugin_line(agent: ModuleType, plugin: agent_plugins.Installed, uninstall: bool) -> str:
+    """What setup says about an agent whose wwt plugin is installed (printed with the skipped agents)."""
+    if uninstall:
+        remove = PLUGIN_REMOVAL[agent.PLATFORM].format(ident=plugin.ident)
+        return f"{agent.LABEL}: the wwt plugin {plugin} stays installed; remove it with `{remove}`"
+    return (f"{agent.LABEL}: the wwt plugin {plugin} provides the hooks and MCP server; "
+            "setup registers no second copy (and removes an earlier one of its own)")
+
+
+PLUGIN_REMOVAL = {
+    "claude-code": "claude plugin uninstall {ident}",
+    "gemini-cli": "gemini extensions uninstall {ident}",
+    "codex-cli": "codex plugin remove {ident}",
+}
 
 
 def render(plan: Plan) -> str:
@@ -188,7 +215,7 @@ def apply_plan(plan: Plan) -> list[str]:
         done.append(f"updated    {edit.path}  ({edit.what}){extra}")
         if old is None and str(edit.path) not in plan.state.created:
             plan.state.created.append(str(edit.path))
-        if plan.uninstall and str(edit.path) in plan.state.created and _is_empty_config(edit.path):
+        if str(edit.path) in plan.state.created and _is_empty_config(edit.path):
             edit.path.unlink()
             plan.state.created.remove(str(edit.path))
             done.append(f"removed    {edit.path}  (created by wwt setup, now empty)")
@@ -206,10 +233,9 @@ def apply_plan(plan: Plan) -> list[str]:
             f"updated    {step.fallback.path}  ({step.fallback.what}; `{step.argvs[-1][0]}` CLI did not do it"
             f"{': ' + last if last else ''}){'  backup: ' + backup.name if backup else ''}"
         )
-    if plan.uninstall:
-        for key in list(plan.state.switches):
-            if any(key.startswith(a.PLATFORM.split("-")[0] + ":") for a in plan.agents):
-                plan.state.forget(key)
+    for key in list(plan.state.switches):
+        if any(key.startswith(a.PLATFORM.split("-")[0] + ":") for a in plan.released):
+            plan.state.forget(key)
     plan.state.save()
     return done
 
