@@ -34,6 +34,8 @@ RESUME_COMMANDS = {
     "gemini-cli": "gemini --resume {id}",
     # Codex keeps every rollout under ~/.codex/sessions and resumes by thread id from anywhere.
     "codex-cli": "codex resume {id}",
+    # Qwen Code keeps chats per project folder (~/.qwen/projects/<cwd>/chats): run it in the session's cwd.
+    "qwen-code": "qwen --resume {id}",
 }
 
 

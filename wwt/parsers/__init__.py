@@ -16,11 +16,13 @@ from wwt.parsers.claude_code import ClaudeCodeParser
 from wwt.parsers.codex_cli import CodexCliParser
 from wwt.parsers.common import read_head
 from wwt.parsers.gemini_cli import GeminiCliParser
+from wwt.parsers.qwen_code import QwenCodeParser
 
 PARSERS: list[SessionParser] = [
     ClaudeCodeParser(),
     GeminiCliParser(),
     CodexCliParser(),
+    QwenCodeParser(),
 ]
 
 NO_MESSAGES = "no conversation messages"

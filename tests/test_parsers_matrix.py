@@ -1,0 +1,51 @@
+"""Every detector against every agent's files: a parser claims its own agent's logs and nobody else's.
+
+Real fixtures (shared folder) stand for Claude Code, Gemini CLI and Codex CLI; the newer connectors' fixtures
+are ours (tests/fixtures/<platform>/, written after each agent's writer code, see docs/formats-notes.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _shared import REAL_FIXTURES
+
+from wwt.parsers import PARSERS, parser_for
+from wwt.parsers.common import read_head
+
+OWN = Path(__file__).parent / "fixtures"
+# Files of the real set that are no session of any agent (see test_parsers_registry.py).
+NOT_SESSIONS = {"agent-sessions__schema_drift.jsonl", "agent-sessions__schema_drift.json",
+                "agent-sessions__agent-a0ad4f44468bdf20d.meta.json"}
+# Our own fixtures per platform: every file under the folder that is a log (not a sidecar).
+OWN_FOLDERS = {"qwen-code": OWN / "qwen-code"}
+SIDECAR_NAMES: set[str] = set()
+
+
+def _files() -> list[tuple[str, Path]]:
+    out = [
+        (folder.name, path)
+        for folder in sorted(REAL_FIXTURES.iterdir())
+        if folder.is_dir()
+        for path in sorted(folder.iterdir())
+        if path.name not in NOT_SESSIONS
+    ]
+    for platform, folder in OWN_FOLDERS.items():
+        out += [(platform, p) for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in SIDECAR_NAMES]
+    out.append(("qwen-code", OWN / "qwen" / "3c9d7e12-6a4b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"))
+    return out
+
+
+FILES = _files()
+
+
+@pytest.mark.parametrize(("platform", "path"), FILES, ids=[f"{p}/{f.name}" for p, f in FILES])
+def test_each_detector_claims_only_its_own_agents_files(platform, path):
+    head = read_head(path)
+    claims = {parser.platform for parser in PARSERS if parser.detect(path, head)}
+    assert claims == {platform}
+    assert parser_for(path).platform == platform
+
+
+def test_every_platform_has_files_in_the_matrix():
+    assert {p.platform for p in PARSERS} <= {platform for platform, _ in FILES}
