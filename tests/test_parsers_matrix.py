@@ -18,8 +18,8 @@ OWN = Path(__file__).parent / "fixtures"
 NOT_SESSIONS = {"agent-sessions__schema_drift.jsonl", "agent-sessions__schema_drift.json",
                 "agent-sessions__agent-a0ad4f44468bdf20d.meta.json"}
 # Our own fixtures per platform: every file under the folder that is a log (not a sidecar).
-OWN_FOLDERS = {"qwen-code": OWN / "qwen-code"}
-SIDECAR_NAMES: set[str] = set()
+OWN_FOLDERS = {"qwen-code": OWN / "qwen-code", "copilot-cli": OWN / "copilot-cli"}
+SIDECAR_NAMES = {"workspace.yaml"}  # Copilot session metadata beside events.jsonl
 
 
 def _files() -> list[tuple[str, Path]]:

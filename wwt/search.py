@@ -36,6 +36,8 @@ RESUME_COMMANDS = {
     "codex-cli": "codex resume {id}",
     # Qwen Code keeps chats per project folder (~/.qwen/projects/<cwd>/chats): run it in the session's cwd.
     "qwen-code": "qwen --resume {id}",
+    # Copilot CLI keeps every session under ~/.copilot/session-state and resumes by id from anywhere.
+    "copilot-cli": "copilot --resume {id}",
 }
 
 

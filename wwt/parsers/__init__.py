@@ -15,6 +15,7 @@ from wwt.parsers.base import SessionParser
 from wwt.parsers.claude_code import ClaudeCodeParser
 from wwt.parsers.codex_cli import CodexCliParser
 from wwt.parsers.common import read_head
+from wwt.parsers.copilot_cli import CopilotCliParser
 from wwt.parsers.gemini_cli import GeminiCliParser
 from wwt.parsers.qwen_code import QwenCodeParser
 
@@ -23,6 +24,7 @@ PARSERS: list[SessionParser] = [
     GeminiCliParser(),
     CodexCliParser(),
     QwenCodeParser(),
+    CopilotCliParser(),
 ]
 
 NO_MESSAGES = "no conversation messages"
