@@ -19,6 +19,13 @@ NOT_SESSIONS = {"agent-sessions__schema_drift.jsonl", "agent-sessions__schema_dr
                 "agent-sessions__agent-a0ad4f44468bdf20d.meta.json"}
 # Our own fixtures per platform: every file under the folder that is a log (not a sidecar).
 OWN_FOLDERS = {"qwen-code": OWN / "qwen-code", "copilot-cli": OWN / "copilot-cli"}
+# Platforms whose fixture folders also hold non-log files (message/part records, the SQL a database is built from).
+OWN_FILES = {
+    "opencode": [
+        OWN / "opencode" / "db" / "opencode.db",
+        OWN / "opencode" / "json" / "storage" / "session" / "9f86d081884c7d65" / "ses_3b2c1d0e9f8aJsonEraSess.json",
+    ],
+}
 SIDECAR_NAMES = {"workspace.yaml"}  # Copilot session metadata beside events.jsonl
 
 
@@ -33,6 +40,7 @@ def _files() -> list[tuple[str, Path]]:
     for platform, folder in OWN_FOLDERS.items():
         out += [(platform, p) for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in SIDECAR_NAMES]
     out.append(("qwen-code", OWN / "qwen" / "3c9d7e12-6a4b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"))
+    out += [(platform, path) for platform, paths in OWN_FILES.items() for path in paths]
     return out
 
 

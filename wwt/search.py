@@ -38,6 +38,8 @@ RESUME_COMMANDS = {
     "qwen-code": "qwen --resume {id}",
     # Copilot CLI keeps every session under ~/.copilot/session-state and resumes by id from anywhere.
     "copilot-cli": "copilot --resume {id}",
+    # OpenCode lists sessions per project: `opencode --session <id>` (-s) run in the session's folder.
+    "opencode": "opencode --session {id}",
 }
 
 

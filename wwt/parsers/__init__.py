@@ -17,6 +17,7 @@ from wwt.parsers.codex_cli import CodexCliParser
 from wwt.parsers.common import read_head
 from wwt.parsers.copilot_cli import CopilotCliParser
 from wwt.parsers.gemini_cli import GeminiCliParser
+from wwt.parsers.opencode import OpenCodeParser
 from wwt.parsers.qwen_code import QwenCodeParser
 
 PARSERS: list[SessionParser] = [
@@ -25,6 +26,7 @@ PARSERS: list[SessionParser] = [
     CodexCliParser(),
     QwenCodeParser(),
     CopilotCliParser(),
+    OpenCodeParser(),
 ]
 
 NO_MESSAGES = "no conversation messages"
@@ -32,6 +34,8 @@ NOT_RECOGNISED = "not a recognised agent log"
 
 # Files worth opening while walking a folder; the parsers' ``detect`` decides the rest.
 CANDIDATE_SUFFIXES = (".jsonl", ".json", ".jsonl.zst")
+# Logs known by their exact name (databases, Markdown histories): other files with these suffixes are not looked at.
+CANDIDATE_NAMES = frozenset({"opencode.db"})
 _SKIP_SUFFIXES = (".meta.json",)
 
 
@@ -116,6 +120,8 @@ def discover(
 
 
 def _is_candidate(name: str) -> bool:
+    if name in CANDIDATE_NAMES:
+        return True
     return name.endswith(CANDIDATE_SUFFIXES) and not name.endswith(_SKIP_SUFFIXES)
 
 
