@@ -21,6 +21,7 @@ NOT_SESSIONS = {"agent-sessions__schema_drift.jsonl", "agent-sessions__schema_dr
 OWN_FOLDERS = {"qwen-code": OWN / "qwen-code", "copilot-cli": OWN / "copilot-cli"}
 # Platforms whose fixture folders also hold non-log files (message/part records, the SQL a database is built from).
 OWN_FILES = {
+    "aider": [OWN / "aider" / "quillpad" / ".aider.chat.history.md"],
     "opencode": [
         OWN / "opencode" / "db" / "opencode.db",
         OWN / "opencode" / "json" / "storage" / "session" / "9f86d081884c7d65" / "ses_3b2c1d0e9f8aJsonEraSess.json",

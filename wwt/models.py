@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode")
+PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode", "aider")
 # Human names, and the short aliases ``--source`` / MCP ``source`` accept besides the platform names.
 PLATFORM_NAMES = {
     "claude-code": "Claude Code",
@@ -17,11 +17,12 @@ PLATFORM_NAMES = {
     "qwen-code": "Qwen Code",
     "copilot-cli": "Copilot CLI",
     "opencode": "OpenCode",
+    "aider": "Aider",
 }
 SOURCE_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code",
                   "copilot": "copilot-cli"}
 # Agents that look a session up per project folder: their resume command runs in the session's cwd.
-RESUME_IN_CWD = frozenset({"claude-code", "gemini-cli", "qwen-code", "opencode"})
+RESUME_IN_CWD = frozenset({"claude-code", "gemini-cli", "qwen-code", "opencode", "aider"})
 
 
 def platform_of(name: str) -> str | None:

@@ -40,6 +40,8 @@ RESUME_COMMANDS = {
     "copilot-cli": "copilot --resume {id}",
     # OpenCode lists sessions per project: `opencode --session <id>` (-s) run in the session's folder.
     "opencode": "opencode --session {id}",
+    # Aider has no per-run resume: in the repository, --restore-chat-history reloads its chat history file.
+    "aider": "aider --restore-chat-history",
 }
 
 

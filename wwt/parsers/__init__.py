@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from wwt.models import ParseReport, Session
+from wwt.parsers.aider import AiderParser
 from wwt.parsers.base import SessionParser
 from wwt.parsers.claude_code import ClaudeCodeParser
 from wwt.parsers.codex_cli import CodexCliParser
@@ -27,6 +28,7 @@ PARSERS: list[SessionParser] = [
     QwenCodeParser(),
     CopilotCliParser(),
     OpenCodeParser(),
+    AiderParser(),
 ]
 
 NO_MESSAGES = "no conversation messages"
@@ -35,7 +37,7 @@ NOT_RECOGNISED = "not a recognised agent log"
 # Files worth opening while walking a folder; the parsers' ``detect`` decides the rest.
 CANDIDATE_SUFFIXES = (".jsonl", ".json", ".jsonl.zst")
 # Logs known by their exact name (databases, Markdown histories): other files with these suffixes are not looked at.
-CANDIDATE_NAMES = frozenset({"opencode.db"})
+CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md"})
 _SKIP_SUFFIXES = (".meta.json",)
 
 
