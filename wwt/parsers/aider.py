@@ -22,9 +22,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from wwt.models import Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name
@@ -34,7 +35,6 @@ from wwt.parsers.noise import clean_user_text
 PLATFORM = "aider"
 FILE_NAME = ".aider.chat.history.md"
 _HEADER_RE = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
-MAX_BYTES = 256 * 1024 * 1024
 
 
 class AiderParser:
@@ -52,21 +52,25 @@ class AiderParser:
         if start_offset:
             report.requires_full_reparse = True
         try:
-            if path.stat().st_size > MAX_BYTES:
-                report.note(f"file larger than {MAX_BYTES} bytes skipped")
-                return
-            raw = path.read_bytes()
+            fh = open(path, "rb")
         except OSError as exc:
-            report.note(f"cannot read: {exc.strerror or exc}")
+            report.note(f"cannot open: {exc.strerror or exc}")
             return
-        report.end_offset = len(raw)
+        with fh:
+            yield from parse_history(_lines(fh, report), path, report)
+
+
+def _lines(fh: Any, report: ParseReport) -> Iterator[str]:
+    """The file's lines, read one at a time (bounded memory); invalid UTF-8 is replaced and counted."""
+    for raw in fh:
+        report.end_offset += len(raw)
         try:
-            text = raw.decode("utf-8")
+            line = raw.decode("utf-8")
         except UnicodeDecodeError:
             report.bad_lines += 1
-            report.note("invalid UTF-8 (bad bytes replaced)")
-            text = raw.decode("utf-8", errors="replace")
-        yield from parse_history(text, path, report)
+            report.note(f"invalid UTF-8 in line {report.lines + 1} (bad bytes replaced)")
+            line = raw.decode("utf-8", errors="replace")
+        yield line.rstrip("\r\n")
 
 
 def looks_like_aider(path: Path, head: bytes) -> bool:
@@ -92,7 +96,7 @@ def _is_user_line(line: str) -> bool:
     return line.startswith("#### ") and line.endswith("  ") or line == "####"
 
 
-def parse_history(text: str, path: Path, report: ParseReport) -> Iterator[Session]:
+def parse_history(lines: Iterable[str], path: Path, report: ParseReport) -> Iterator[Session]:
     """Split the file into runs and each run into user / assistant / tool blocks."""
     folder = str(path.resolve().parent) if path.is_absolute() or path.exists() else str(path.parent)
     root = folder  # Aider writes the file at the repository's root: that folder is the project
@@ -100,7 +104,7 @@ def parse_history(text: str, path: Path, report: ParseReport) -> Iterator[Sessio
     seen_ids: dict[str, int] = {}
     session: Session | None = None
     state = _Run()
-    for line in text.splitlines():
+    for line in lines:
         report.lines += 1
         header = _HEADER_RE.match(line)
         if header:

@@ -38,6 +38,9 @@ from wwt.parsers.noise import clean_user_text
 PLATFORM = "copilot-cli"
 EVENT_PREFIXES = ("session.", "user.", "assistant.", "tool.", "subagent.", "hook.", "skill.", "system.")
 IGNORED_EVENTS = frozenset({"tool.execution_start", "tool.execution_partial_result", "tool.user_requested", "abort"})
+# Frequent events that carry no conversation text (turn markers, model switches, notices).
+LIFECYCLE_EVENTS = frozenset({"assistant.turn_start", "assistant.turn_end", "session.info", "session.model_change",
+                              "session.resume", "session.truncation", "assistant.usage"})
 _SUMMARY_RE = re.compile(r"^summary:[ \t]*(.*)$", re.MULTILINE)
 
 
@@ -131,6 +134,8 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
             report.unknown_records += 1
             continue
         etype, data = obj["type"], obj["data"]
+        if etype in IGNORED_EVENTS or etype in LIFECYCLE_EVENTS:
+            continue
         eid = str(obj.get("id") or f"@{offset}")
         ts = iso_timestamp(obj.get("timestamp"))
         parent = obj.get("parentId") if isinstance(obj.get("parentId"), str) else None
