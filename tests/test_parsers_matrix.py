@@ -21,6 +21,11 @@ NOT_SESSIONS = {"agent-sessions__schema_drift.jsonl", "agent-sessions__schema_dr
 OWN_FOLDERS = {"qwen-code": OWN / "qwen-code", "copilot-cli": OWN / "copilot-cli"}
 # Platforms whose fixture folders also hold non-log files (message/part records, the SQL a database is built from).
 OWN_FILES = {
+    "cursor": [
+        OWN / "cursor" / "User" / "globalStorage" / "state.vscdb",
+        OWN / "cursor" / "home" / ".cursor" / "projects" / "home-ana-code-orbit" / "agent-transcripts"
+        / "0c9e5a77-2b1d-4f3e-8a6c-7d5e4f3a2b1c.jsonl",
+    ],
     "aider": [OWN / "aider" / "quillpad" / ".aider.chat.history.md"],
     "opencode": [
         OWN / "opencode" / "db" / "opencode.db",

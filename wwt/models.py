@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode", "aider")
+PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode", "aider", "cursor")
 # Human names, and the short aliases ``--source`` / MCP ``source`` accept besides the platform names.
 PLATFORM_NAMES = {
     "claude-code": "Claude Code",
@@ -18,6 +18,7 @@ PLATFORM_NAMES = {
     "copilot-cli": "Copilot CLI",
     "opencode": "OpenCode",
     "aider": "Aider",
+    "cursor": "Cursor",
 }
 SOURCE_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code",
                   "copilot": "copilot-cli"}

@@ -42,6 +42,8 @@ RESUME_COMMANDS = {
     "opencode": "opencode --session {id}",
     # Aider has no per-run resume: in the repository, --restore-chat-history reloads its chat history file.
     "aider": "aider --restore-chat-history",
+    # Cursor's CLI agent resumes a chat by id (editor chats open from the editor's history).
+    "cursor": "cursor-agent --resume {id}",
 }
 
 

@@ -17,6 +17,7 @@ from wwt.parsers.claude_code import ClaudeCodeParser
 from wwt.parsers.codex_cli import CodexCliParser
 from wwt.parsers.common import read_head
 from wwt.parsers.copilot_cli import CopilotCliParser
+from wwt.parsers.cursor import CursorParser
 from wwt.parsers.gemini_cli import GeminiCliParser
 from wwt.parsers.opencode import OpenCodeParser
 from wwt.parsers.qwen_code import QwenCodeParser
@@ -29,6 +30,7 @@ PARSERS: list[SessionParser] = [
     CopilotCliParser(),
     OpenCodeParser(),
     AiderParser(),
+    CursorParser(),
 ]
 
 NO_MESSAGES = "no conversation messages"
@@ -37,7 +39,7 @@ NOT_RECOGNISED = "not a recognised agent log"
 # Files worth opening while walking a folder; the parsers' ``detect`` decides the rest.
 CANDIDATE_SUFFIXES = (".jsonl", ".json", ".jsonl.zst")
 # Logs known by their exact name (databases, Markdown histories): other files with these suffixes are not looked at.
-CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md"})
+CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md", "state.vscdb"})
 _SKIP_SUFFIXES = (".meta.json",)
 
 

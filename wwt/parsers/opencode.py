@@ -83,7 +83,8 @@ def looks_like_opencode(path: Path, head: bytes) -> bool:
 # ------------------------------------------------------------------------------------------- database
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """An app's live SQLite database opened so that we never write it nor hold up its writer."""
     uri = path.resolve().as_uri()
     try:
         conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=0.5)
@@ -98,7 +99,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
     try:
-        conn = _connect(path)
+        conn = open_readonly(path)
     except sqlite3.Error as exc:
         report.note(f"cannot open database: {exc}"[:200])
         return
