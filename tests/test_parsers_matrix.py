@@ -21,6 +21,8 @@ NOT_SESSIONS = {"agent-sessions__schema_drift.jsonl", "agent-sessions__schema_dr
 OWN_FOLDERS = {"qwen-code": OWN / "qwen-code", "copilot-cli": OWN / "copilot-cli"}
 # Platforms whose fixture folders also hold non-log files (message/part records, the SQL a database is built from).
 OWN_FILES = {
+    "cline": [OWN / "cline" / "saoudrizwan.claude-dev" / "tasks" / "1767950000000" / "ui_messages.json"],
+    "roo-code": [OWN / "cline" / "rooveterinaryinc.roo-cline" / "tasks" / "1767960000000" / "ui_messages.json"],
     "cursor": [
         OWN / "cursor" / "User" / "globalStorage" / "state.vscdb",
         OWN / "cursor" / "home" / ".cursor" / "projects" / "home-ana-code-orbit" / "agent-transcripts"

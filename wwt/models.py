@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode", "aider", "cursor")
+PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code")
 # Human names, and the short aliases ``--source`` / MCP ``source`` accept besides the platform names.
 PLATFORM_NAMES = {
     "claude-code": "Claude Code",
@@ -19,9 +19,11 @@ PLATFORM_NAMES = {
     "opencode": "OpenCode",
     "aider": "Aider",
     "cursor": "Cursor",
+    "cline": "Cline",
+    "roo-code": "Roo Code",
 }
 SOURCE_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code",
-                  "copilot": "copilot-cli"}
+                  "copilot": "copilot-cli", "roo": "roo-code"}
 # Agents that look a session up per project folder: their resume command runs in the session's cwd.
 RESUME_IN_CWD = frozenset({"claude-code", "gemini-cli", "qwen-code", "opencode", "aider"})
 

@@ -14,6 +14,7 @@ from wwt.models import ParseReport, Session
 from wwt.parsers.aider import AiderParser
 from wwt.parsers.base import SessionParser
 from wwt.parsers.claude_code import ClaudeCodeParser
+from wwt.parsers.cline import ClineParser
 from wwt.parsers.codex_cli import CodexCliParser
 from wwt.parsers.common import read_head
 from wwt.parsers.copilot_cli import CopilotCliParser
@@ -21,6 +22,7 @@ from wwt.parsers.cursor import CursorParser
 from wwt.parsers.gemini_cli import GeminiCliParser
 from wwt.parsers.opencode import OpenCodeParser
 from wwt.parsers.qwen_code import QwenCodeParser
+from wwt.parsers.roo_code import RooCodeParser
 
 PARSERS: list[SessionParser] = [
     ClaudeCodeParser(),
@@ -31,6 +33,8 @@ PARSERS: list[SessionParser] = [
     OpenCodeParser(),
     AiderParser(),
     CursorParser(),
+    ClineParser(),
+    RooCodeParser(),
 ]
 
 NO_MESSAGES = "no conversation messages"
