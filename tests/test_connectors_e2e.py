@@ -1,5 +1,5 @@
-"""The newer agents end to end, as a user meets them: a fake HOME holding Qwen Code, Copilot CLI and OpenCode logs
-in their default folders and a repository with an Aider history; real `wwt ingest` (default folders, then the
+"""The newer agents end to end, as a user meets them: a fake HOME holding Qwen Code, Copilot CLI, OpenCode,
+Cursor (CLI transcripts and the editor's database), Cline and Roo Code logs in their default folders and a repository with an Aider history; real `wwt ingest` (default folders, then the
 repository by path), real model and indexes; `wwt search` finds a session of each by a phrase from it, with the
 right agent and resume line, and `wwt status` lists every agent."""
 
@@ -19,8 +19,10 @@ QWEN_ID = "7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00"
 COPILOT_ID = "4f2a9c1e-8b7d-4e60-9a35-d1c2b3a4e5f6"
 COPILOT_OLD_ID = "7d3e2f10-1c4b-4a59-8e6d-0f9a8b7c6d5e"
 OPENCODE_ID = "ses_4a1b2c3d4e5fAbCdEfGhIjKl"
+CURSOR_CLI_ID = "0c9e5a77-2b1d-4f3e-8a6c-7d5e4f3a2b1c"
+CURSOR_CHAT_ID = "7e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b"
 AGENT_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_RUNTIME_DIR", "COPILOT_HOME",
-             "XDG_DATA_HOME", "WWT_DEBUG")
+             "XDG_DATA_HOME", "XDG_CONFIG_HOME", "WWT_DEBUG")
 
 
 def wwt(*args: str, home: Path, model_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -38,6 +40,11 @@ def home(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> Path:
     shutil.copytree(FIX / "copilot-cli", home / ".copilot")
     (home / ".local" / "share" / "opencode").mkdir(parents=True)
     shutil.copy(FIX / "opencode" / "db" / "opencode.db", home / ".local" / "share" / "opencode" / "opencode.db")
+    shutil.copytree(FIX / "cursor" / "home" / ".cursor", home / ".cursor")
+    shutil.copytree(FIX / "cursor" / "User", home / ".config" / "Cursor" / "User")
+    storage = home / ".config" / "Code" / "User" / "globalStorage"
+    shutil.copytree(FIX / "cline" / "saoudrizwan.claude-dev", storage / "saoudrizwan.claude-dev")
+    shutil.copytree(FIX / "cline" / "rooveterinaryinc.roo-cline", storage / "rooveterinaryinc.roo-cline")
     repo = home / "src" / "quillpad"
     repo.mkdir(parents=True)
     shutil.copy(FIX / "aider" / "quillpad" / ".aider.chat.history.md", repo / ".aider.chat.history.md")
@@ -85,10 +92,26 @@ def test_aider_run_is_found_with_its_resume_line(home: Path, model_dir: Path) ->
     assert hit["resume_line"] == f"cd {repo} && aider --restore-chat-history"
 
 
+def test_cursor_cli_and_editor_chats_are_found(home: Path, model_dir: Path) -> None:
+    hit = top(home, model_dir, "cursor", "daemon leaks a file descriptor per reconnect")
+    assert hit["session_id"] == CURSOR_CLI_ID and hit["platform"] == "cursor"
+    assert hit["resume_line"] == f"cursor-agent --resume {CURSOR_CLI_ID}"
+    chat = top(home, model_dir, "cursor", "retry budget with jitter for uploads after a 503")
+    assert chat["session_id"] == CURSOR_CHAT_ID and chat["project"] == "orbit"
+
+
+def test_cline_and_roo_code_tasks_are_found_without_a_resume_command(home: Path, model_dir: Path) -> None:
+    hit = top(home, model_dir, "cline", "settings page shows stale plan names after an upgrade")
+    assert hit["session_id"] == "1767950000000" and hit["platform"] == "cline" and hit["project"] == "acme-portal"
+    assert hit["resume"] is None and hit["resume_line"] is None  # reopened from the extension, not a shell
+    roo = top(home, model_dir, "roo", "invoice cron to BullMQ repeatable jobs")
+    assert roo["session_id"] == "1767960000000" and roo["platform"] == "roo-code"
+
+
 def test_status_lists_every_new_agent(home: Path, model_dir: Path) -> None:
     result = wwt("status", home=home, model_dir=model_dir)
     assert result.returncode == 0, result.stderr[-500:]
-    for name in ("Qwen Code", "Copilot CLI", "OpenCode", "Aider"):
+    for name in ("Qwen Code", "Copilot CLI", "OpenCode", "Aider", "Cursor", "Cline", "Roo Code"):
         assert name in result.stdout
 
 
