@@ -25,9 +25,9 @@ AGENT_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_RUNTIME
              "XDG_DATA_HOME", "XDG_CONFIG_HOME", "WWT_DEBUG")
 
 
-def wwt(*args: str, home: Path, model_dir: Path) -> subprocess.CompletedProcess[str]:
+def wwt(*args: str, home: Path, model_dir: Path, columns: int = 120) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in AGENT_ENV}
-    env.update(HOME=str(home), WWT_HOME=str(home / "wwt-data"), WWT_MODEL_DIR=str(model_dir), COLUMNS="120",
+    env.update(HOME=str(home), WWT_HOME=str(home / "wwt-data"), WWT_MODEL_DIR=str(model_dir), COLUMNS=str(columns),
                NO_COLOR="1")
     return subprocess.run([sys.executable, "-m", "wwt", *args], capture_output=True, text=True, env=env,
                           cwd=str(home), timeout=600)
@@ -120,3 +120,13 @@ def test_a_second_ingest_reads_nothing_again(home: Path, model_dir: Path) -> Non
     assert again.returncode == 0, again.stderr[-500:]
     summary = json.loads(again.stdout)
     assert summary["files_parsed"] == 0 and summary["messages_added"] == 0
+
+
+def test_doctor_names_where_each_agents_logs_were_found(home: Path, model_dir: Path) -> None:
+    result = wwt("doctor", home=home, model_dir=model_dir, columns=400)  # long temp paths stay on one line
+    for name, where in (("Qwen Code", ".qwen/projects"), ("Copilot CLI", ".copilot/session-state"),
+                        ("OpenCode", ".local/share/opencode"), ("Cursor", ".cursor/projects"),
+                        ("Cline", "saoudrizwan.claude-dev"), ("Roo Code", "rooveterinaryinc.roo-cline")):
+        line = next((ln for ln in result.stdout.splitlines() if name in ln and "logs found" in ln), None)
+        assert line is not None and where in line, (name, result.stdout[-2000:])
+    assert "wwt ingest <repository>" in result.stdout  # Aider: one history per repository
