@@ -73,3 +73,19 @@ def test_a_second_parse_gives_the_same_ids_and_a_resume_is_a_whole_parse():
     again, report = parse(HISTORY, 500)
     assert report.requires_full_reparse
     assert [m.native_id for s in first for m in s.messages] == [m.native_id for s in again for m in s.messages]
+
+
+def test_invalid_utf8_is_counted_and_replaced_and_a_missing_header_is_unknown(tmp_path):
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_bytes(
+        b"\n# aider chat started at 2026-03-16 08:00:00\n\n"
+        b"#### why does caf\xe9 render as mojibake?  \n\n"
+        b"The file is Latin-1; decode it with encoding='latin-1'.\n\n"
+    )
+    (session,), report = parse(path)
+    assert report.bad_lines == 1 and "caf\ufffd" in user_texts(session)[0]
+    stray = tmp_path / "x" / ".aider.chat.history.md"
+    stray.parent.mkdir()
+    stray.write_text("notes before any run\n\n# aider chat started at 2026-03-16 08:00:00\n\n#### hi there  \n")
+    (one,), report = parse(stray)
+    assert report.unknown_records == 1 and user_texts(one) == ["hi there"]
