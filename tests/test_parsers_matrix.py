@@ -65,3 +65,17 @@ def test_each_detector_claims_only_its_own_agents_files(platform, path):
 
 def test_every_platform_has_files_in_the_matrix():
     assert {p.platform for p in PARSERS} <= {platform for platform, _ in FILES}
+
+
+def test_the_shared_line_reader_takes_a_byte_order_mark_and_counts_bad_utf8(tmp_path):
+    """Lines are decoded as UTF-8 before JSON (no per-line encoding sniffing): a BOM before the first line is
+    still allowed, as json.loads allows it on bytes, and invalid bytes are replaced and counted."""
+    from wwt.models import ParseReport
+    from wwt.parsers.common import iter_jsonl
+
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"a": 1}\n{"b": "caf\xe9"}\n{"c": 3}\n')
+    report = ParseReport(path=str(path))
+    rows = [obj for _, _, obj in iter_jsonl(path, report)]
+    assert rows == [{"a": 1}, {"b": "caf\ufffd"}, {"c": 3}]
+    assert report.bad_lines == 1

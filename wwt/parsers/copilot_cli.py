@@ -118,6 +118,8 @@ def _read_title(folder: Path) -> str | None:
 
 
 def _set_project(session: Session, cwd: Any, root: Any = None) -> None:
+    if session.project_path and cwd == session.cwd:
+        return  # a resumed session repeats its start: the folder was already resolved
     if isinstance(cwd, str) and cwd.strip():
         session.cwd = cwd.strip()
     where = root if isinstance(root, str) and root.strip() else session.cwd
