@@ -132,6 +132,13 @@ def test_json_storage_is_skipped_when_the_database_holds_it(tmp_path):
     assert sessions == [] and any("superseded" in n for n in report.notes)
 
 
+def test_default_roots_are_the_database_and_the_session_folder(tmp_path, monkeypatch):
+    """Discovery must not open every message/part file of the JSON tree on each ingest."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    root = tmp_path / "share" / "opencode"
+    assert OpenCodeParser().default_roots() == [root / "opencode.db", root / "storage" / "session"]
+
+
 def test_discovery_finds_the_database_and_session_files_only(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
     root = tmp_path / "share" / "opencode"

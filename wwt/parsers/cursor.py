@@ -39,7 +39,8 @@ class CursorParser:
     platform = PLATFORM
 
     def default_roots(self) -> list[Path]:
-        return [Path.home() / ".cursor" / "projects", cursor_user_dir() / "globalStorage"]
+        # The editor's global database itself, not its globalStorage folder (every extension's files live there).
+        return [Path.home() / ".cursor" / "projects", cursor_user_dir() / "globalStorage" / DB_NAME]
 
     def detect(self, path: Path, head: bytes) -> bool:
         return looks_like_cursor(path, head)

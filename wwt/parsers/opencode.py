@@ -40,7 +40,10 @@ class OpenCodeParser:
     platform = PLATFORM
 
     def default_roots(self) -> list[Path]:
-        return [opencode_data_dir()]
+        # The database and the session files only: the JSON tree's message/ and part/ folders hold a file per
+        # message part (tens of thousands), which discovery would otherwise open on every ingest.
+        data = opencode_data_dir()
+        return [data / DB_NAME, data / "storage" / "session"]
 
     def detect(self, path: Path, head: bytes) -> bool:
         return looks_like_opencode(path, head)
