@@ -135,7 +135,7 @@ def test_unknown_project_suggests_close_names(archive: Path, model_dir: Path) ->
 
 
 def test_unknown_source_is_one_line(archive: Path, model_dir: Path) -> None:
-    result = run_wwt("search", "--all", "--source", "cursor", "x", home=archive, model_dir=model_dir)
+    result = run_wwt("search", "--all", "--source", "windsurf", "x", home=archive, model_dir=model_dir)
     assert_one_line_error(result, "unknown --source", "claude-code")
 
 

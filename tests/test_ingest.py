@@ -450,14 +450,16 @@ def test_kill_9_mid_ingest_then_a_rerun_converges_to_a_clean_ingest(env, clean_c
     assert already >= 3  # the work the killed process committed was reused, not redone
 
 
-QWEN_LOG = Path(__file__).parent / "fixtures" / "qwen" / "3c9d7e12-6a4b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"
+APP_LOG = "server.jsonl"  # an application's own JSON-lines log: no agent wrote it
 
 
 def _folder_with_strangers(env) -> None:
     """One real log, one log its parser accepts but that holds no messages, and two files no parser reads."""
     env.copy("claude-code/spotter__short.jsonl", "claude-code/episodic-memory__medium-conversation.jsonl")
-    (env.logs / "qwen" / "chats").mkdir(parents=True)
-    shutil.copyfile(QWEN_LOG, env.logs / "qwen" / "chats" / QWEN_LOG.name)
+    (env.logs / "app").mkdir(parents=True)
+    (env.logs / "app" / APP_LOG).write_text(
+        '{"time":"2026-07-16T08:30:00Z","level":"info","msg":"listening on :8080"}\n', encoding="utf-8"
+    )
     (env.logs / "tsconfig.json").write_text('{"compilerOptions": {}}', encoding="utf-8")
 
 
@@ -466,7 +468,7 @@ def test_a_folder_ingest_counts_and_names_the_files_it_passes_over(env):
     summary, _ = env.ingest()
     assert summary.files_seen == 2 and summary.files_parsed == 2
     assert summary.files_unrecognised == 2
-    assert sorted(Path(p).name for p in summary.unrecognised) == sorted([QWEN_LOG.name, "tsconfig.json"])
+    assert sorted(Path(p).name for p in summary.unrecognised) == sorted([APP_LOG, "tsconfig.json"])
     assert "episodic-memory__medium-conversation.jsonl: no conversation messages" in summary.notes
     again, _ = env.ingest()  # the count is about this run's folder walk, not about parsing
     assert again.files_unrecognised == 2 and again.files_skipped == 2
@@ -485,11 +487,11 @@ def test_cli_ingest_reports_unrecognised_files_as_count_names_and_json(env, mode
     assert verbose.returncode == 0, verbose.stderr[-500:]
     assert "2 file(s) not recognised as an agent log, skipped" in verbose.stdout
     listed = [line.strip() for line in verbose.stdout.splitlines()]
-    assert str(env.logs / "tsconfig.json") in listed and str(env.logs / "qwen" / "chats" / QWEN_LOG.name) in listed
+    assert str(env.logs / "tsconfig.json") in listed and str(env.logs / "app" / APP_LOG) in listed
     assert "episodic-memory__medium-conversation.jsonl: no conversation messages" in listed
     plain = wwt()
     assert "2 file(s) not recognised as an agent log, skipped; -v lists them" in plain.stdout
     assert "tsconfig.json" not in plain.stdout
     as_json = json.loads(wwt("--json").stdout)
     assert as_json["files_unrecognised"] == 2
-    assert sorted(Path(p).name for p in as_json["unrecognised"]) == sorted([QWEN_LOG.name, "tsconfig.json"])
+    assert sorted(Path(p).name for p in as_json["unrecognised"]) == sorted([APP_LOG, "tsconfig.json"])

@@ -159,7 +159,7 @@ def test_bad_calls_are_one_line_tool_errors_and_the_server_keeps_serving(world: 
     async def body(session: ClientSession) -> None:
         cases = [
             ("get_session", {"session_id": "no-such-session"}, "no archived session"),
-            ("search_memory", {"query": "x", "source": "cursor"}, "unknown source"),
+            ("search_memory", {"query": "x", "source": "windsurf"}, "unknown source"),
             ("search_memory", {"query": "x", "project": "nope-project"}, "no sessions for project"),
             ("search_all", {"query": "   "}, "query is empty"),
             ("ingest_session", {"path": "/does/not/exist.jsonl"}, "no such file"),

@@ -126,9 +126,6 @@ def test_discover_yields_each_file_once_even_through_two_roots(tmp_path):
 
 # ------------------------------------------------------------------ accepted-but-empty and passed-over files
 
-QWEN = Path(__file__).parent / "fixtures" / "qwen" / "3c9d7e12-6a4b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"
-
-
 def _empty_logs(folder: Path) -> dict[str, Path]:
     """One log per platform that its parser accepts but that holds no conversation."""
     from parser_helpers import write_jsonl
@@ -141,7 +138,12 @@ def _empty_logs(folder: Path) -> dict[str, Path]:
     codex = write_jsonl(folder / "rollout-2026-03-04T10-20-30-0199bbbb-1111-7222-8333-444455556666.jsonl",
                         [{"timestamp": "2026-03-04T10:20:30.000Z", "type": "session_meta",
                           "payload": {"id": "0199bbbb-1111-7222-8333-444455556666", "cwd": "/w"}}])
-    return {"claude-code": claude, "gemini-cli": gemini, "codex-cli": codex}
+    (folder / "projects" / "-w" / "chats").mkdir(parents=True)
+    qwen = write_jsonl(folder / "projects" / "-w" / "chats" / "5e55c0de-0000-4000-8000-000000000000.jsonl",
+                       [{"uuid": "s1", "parentUuid": None, "sessionId": "5e55c0de-0000-4000-8000-000000000000",
+                         "timestamp": "2026-05-02T09:15:00Z", "type": "system", "subtype": "session_source",
+                         "cwd": "/w", "version": "0.12.0", "systemPayload": {"sourceType": "cli"}}])
+    return {"claude-code": claude, "gemini-cli": gemini, "codex-cli": codex, "qwen-code": qwen}
 
 
 def test_an_accepted_file_without_messages_says_so_for_every_platform(tmp_path):
@@ -161,15 +163,15 @@ def test_a_resumed_parse_with_nothing_new_is_not_noted(tmp_path):
 
 def test_discover_lists_the_candidate_files_no_parser_accepts(tmp_path):
     logs = tmp_path / "logs"
-    (logs / "qwen" / "chats").mkdir(parents=True)
-    shutil.copy(QWEN, logs / "qwen" / "chats" / QWEN.name)
+    (logs / "app").mkdir(parents=True)
+    (logs / "app" / "server.jsonl").write_text('{"level":"info","msg":"listening"}\n', encoding="utf-8")
     (logs / "package.json").write_text('{"name": "x"}', encoding="utf-8")
     (logs / "readme.txt").write_text("not a candidate", encoding="utf-8")  # not even looked at
     shutil.copy(REAL / "claude-code" / "spotter__short.jsonl", logs / "short.jsonl")
     passed_over: list[Path] = []
     found = [p.name for p, _ in discover([logs], passed_over)]
     assert found == ["short.jsonl"]
-    assert sorted(p.name for p in passed_over) == sorted([QWEN.name, "package.json"])
+    assert sorted(p.name for p in passed_over) == sorted(["server.jsonl", "package.json"])
 
 
 def test_the_no_messages_note_survives_a_file_full_of_other_notes(tmp_path):

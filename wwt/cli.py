@@ -20,7 +20,7 @@ from rich.console import Console
 
 from wwt import __version__
 from wwt.errors import UsageError, WwtError, out_of_space
-from wwt.models import PLATFORMS
+from wwt.models import PLATFORMS, platform_of
 
 if TYPE_CHECKING:
     from wwt.service import Memory
@@ -166,8 +166,11 @@ def search(
     text = " ".join(query).strip()
     if all_projects and project:
         raise UsageError("use either --all or --project, not both")
-    if source and source not in PLATFORMS:
-        raise UsageError(f"unknown --source {source!r}: use one of {', '.join(PLATFORMS)}")
+    if source:
+        named = platform_of(source)
+        if named is None:
+            raise UsageError(f"unknown --source {source[:60]!r}: use one of {', '.join(PLATFORMS)}")
+        source = named
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     filters = Filters(

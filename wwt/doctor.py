@@ -201,6 +201,31 @@ def check_log(tail_bytes: int = 20000) -> list[Finding]:
     return [Finding(OK, "log", f"{log} ({log.stat().st_size} bytes, no recent errors)")]
 
 
+# Agents read from their logs only (no hooks or MCP registration by `wwt setup` yet).
+LOG_ONLY_PLATFORMS = ("qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code")
+
+
+def check_log_folders() -> list[Finding]:
+    """The other agents `wwt ingest` reads: where their logs were found on this machine (nothing is said
+    about an agent with no logs here). Aider keeps one history per repository: it is only named."""
+    from wwt.models import PLATFORM_NAMES
+    from wwt.parsers import PARSERS
+
+    out: list[Finding] = []
+    for parser in PARSERS:
+        if parser.platform not in LOG_ONLY_PLATFORMS:
+            continue
+        name = PLATFORM_NAMES.get(parser.platform, parser.platform)
+        found = [root for root in parser.default_roots() if root.exists()]
+        if found:
+            out.append(Finding(OK, name, f"logs found in {', '.join(str(r) for r in found[:2])}",
+                               "read by `wwt ingest` (no hook: run it, or let another agent's hook do it)"))
+        elif parser.platform == "aider":
+            out.append(Finding(INFO, name, "histories live in each repository (.aider.chat.history.md)",
+                               "run `wwt ingest <repository>`"))
+    return out
+
+
 def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
     chosen = agents if agents is not None else [a for a in AGENTS if a.detected()]
     findings: list[Finding] = []
@@ -209,7 +234,7 @@ def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
                                 "install an agent, then run `wwt setup`"))
     for agent in chosen:
         findings += check_agent(agent)
-    findings += check_model() + check_store() + check_log()
+    findings += check_log_folders() + check_model() + check_store() + check_log()
     return findings
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wwt.errors import WwtError
-from wwt.models import PLATFORMS, Filters
+from wwt.models import PLATFORM_NAMES, PLATFORMS, RESUME_IN_CWD, Filters, platform_of
 
 MAX_OUTPUT_CHARS = 8000
 MAX_MESSAGE_CHARS = 1200
@@ -25,8 +25,6 @@ DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 PAGE_MESSAGES = 20
 WARM_UP_JOIN_S = 60.0  # how long a closing server waits for the warm-up to finish loading
-SOURCE_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli"}
-PLATFORM_NAMES = {"claude-code": "Claude Code", "gemini-cli": "Gemini CLI", "codex-cli": "Codex CLI"}
 # Env vars through which an agent may tell its MCP server which session it runs in (never search yourself).
 SESSION_ENV_VARS = ("WWT_EXCLUDE_SESSION_ID", "CLAUDE_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID",
                     "CODEX_THREAD_ID", "CODEX_SESSION_ID")
@@ -45,8 +43,8 @@ SEARCH_MEMORY_DOC = (
     "things like 'how did we fix …', 'what did we decide about …', 'last time we …', '전에 … 어떻게 했지?', "
     "'그때 그거 뭐였지?', '지난번에 … 했던 거', or before re-solving a problem that looks familiar. Query in "
     "natural language (Korean, English or mixed) or with exact identifiers/error strings. `cwd` only picks "
-    "the project (pass your working folder). Optional filters: project, source (claude-code | gemini-cli | "
-    "codex-cli), git_branch, since/until (YYYY-MM-DD, 7d, 2w, yesterday), limit (default 5, max 20). Returns sessions with project, branch, agent, date, score, "
+    "the project (pass your working folder). Optional filters: project, source (" + " | ".join(PLATFORMS) + "), "
+    "git_branch, since/until (YYYY-MM-DD, 7d, 2w, yesterday), limit (default 5, max 20). Returns sessions with project, branch, agent, date, score, "
     "excerpt, session id and the command to resume it; call get_session to read more."
 )
 SEARCH_ALL_DOC = (
@@ -114,8 +112,8 @@ def clamp_limit(limit: int | None) -> int:
 def normalise_source(source: str | None) -> str | None:
     if not source:
         return None
-    value = SOURCE_ALIASES.get(source.strip().lower(), source.strip().lower())
-    if value not in PLATFORMS:
+    value = platform_of(source)
+    if value is None:
         raise WwtError(f"unknown source {source!r}: use one of {', '.join(PLATFORMS)}")
     return value
 
@@ -154,7 +152,7 @@ def render_hits(hits: list[Any], header: str) -> str:
     size = len(header)
     for rank, hit in enumerate(hits, 1):
         resume = hit.resume
-        if resume and hit.platform in ("claude-code", "gemini-cli") and hit.cwd:
+        if resume and hit.platform in RESUME_IN_CWD and hit.cwd:
             resume = f"cd {shlex.quote(hit.cwd)} && {resume}"
         lines = [
             f"[{rank}] {hit.project or '(no project)'}"

@@ -8,7 +8,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-PLATFORMS = ("claude-code", "gemini-cli", "codex-cli")
+PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code")
+# Human names, and the short aliases ``--source`` / MCP ``source`` accept besides the platform names.
+PLATFORM_NAMES = {
+    "claude-code": "Claude Code",
+    "gemini-cli": "Gemini CLI",
+    "codex-cli": "Codex CLI",
+    "qwen-code": "Qwen Code",
+    "copilot-cli": "Copilot CLI",
+    "opencode": "OpenCode",
+    "aider": "Aider",
+    "cursor": "Cursor",
+    "cline": "Cline",
+    "roo-code": "Roo Code",
+}
+SOURCE_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code",
+                  "copilot": "copilot-cli", "roo": "roo-code"}
+# Agents that look a session up per project folder: their resume command runs in the session's cwd.
+RESUME_IN_CWD = frozenset({"claude-code", "gemini-cli", "qwen-code", "opencode", "aider"})
+
+
+def platform_of(name: str) -> str | None:
+    """A platform name or alias (any case) as the platform it names; None when it names none."""
+    value = name.strip().lower()
+    value = SOURCE_ALIASES.get(value, value)
+    return value if value in PLATFORMS else None
 
 # Message flags (a message may carry several).
 FLAG_SIDECHAIN = "sidechain"  # Claude isSidechain / inline subagent exchange

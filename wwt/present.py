@@ -16,14 +16,13 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.text import Text
 
-from wwt.models import Filters
+from wwt.models import PLATFORM_NAMES, RESUME_IN_CWD, Filters
 from wwt.search import SearchOutcome, SessionHit
 from wwt.store import QUEUE_MAX_ATTEMPTS
 
 JSON_SCHEMA_VERSION = 1
 MESSAGE_CHARS = 2000  # `wwt show` cuts longer messages unless --full
 
-PLATFORM_NAMES = {"claude-code": "Claude Code", "gemini-cli": "Gemini CLI", "codex-cli": "Codex CLI"}
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"  # embeddings, overrides, isolates
 # C0 but tab/newline, DEL, C1 (ESC starts colour/cursor/title sequences; C1 0x9b is a one-byte CSI), bidi controls
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + BIDI_CONTROLS + "]")
@@ -70,7 +69,7 @@ def resume_line(hit: SessionHit) -> str | None:
     folder, so their command starts with a ``cd`` into the session's cwd."""
     if not hit.resume:
         return None
-    if hit.platform in ("claude-code", "gemini-cli") and hit.cwd:
+    if hit.platform in RESUME_IN_CWD and hit.cwd:
         return f"cd {shlex.quote(hit.cwd)} && {hit.resume}"
     return hit.resume
 

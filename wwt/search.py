@@ -35,6 +35,16 @@ RESUME_COMMANDS = {
     "gemini-cli": "gemini --resume {id}",
     # Codex keeps every rollout under ~/.codex/sessions and resumes by thread id from anywhere.
     "codex-cli": "codex resume {id}",
+    # Qwen Code keeps chats per project folder (~/.qwen/projects/<cwd>/chats): run it in the session's cwd.
+    "qwen-code": "qwen --resume {id}",
+    # Copilot CLI keeps every session under ~/.copilot/session-state and resumes by id from anywhere.
+    "copilot-cli": "copilot --resume {id}",
+    # OpenCode lists sessions per project: `opencode --session <id>` (-s) run in the session's folder.
+    "opencode": "opencode --session {id}",
+    # Aider has no per-run resume: in the repository, --restore-chat-history reloads its chat history file.
+    "aider": "aider --restore-chat-history",
+    # Cursor's CLI agent resumes a chat by id (editor chats open from the editor's history).
+    "cursor": "cursor-agent --resume {id}",
 }
 
 

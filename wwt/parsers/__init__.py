@@ -11,16 +11,30 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from wwt.models import ParseReport, Session
+from wwt.parsers.aider import AiderParser
 from wwt.parsers.base import SessionParser
 from wwt.parsers.claude_code import ClaudeCodeParser
+from wwt.parsers.cline import ClineParser
 from wwt.parsers.codex_cli import CodexCliParser
 from wwt.parsers.common import read_head
+from wwt.parsers.copilot_cli import CopilotCliParser
+from wwt.parsers.cursor import CursorParser
 from wwt.parsers.gemini_cli import GeminiCliParser
+from wwt.parsers.opencode import OpenCodeParser
+from wwt.parsers.qwen_code import QwenCodeParser
+from wwt.parsers.roo_code import RooCodeParser
 
 PARSERS: list[SessionParser] = [
     ClaudeCodeParser(),
     GeminiCliParser(),
     CodexCliParser(),
+    QwenCodeParser(),
+    CopilotCliParser(),
+    OpenCodeParser(),
+    AiderParser(),
+    CursorParser(),
+    ClineParser(),
+    RooCodeParser(),
 ]
 
 NO_MESSAGES = "no conversation messages"
@@ -28,6 +42,8 @@ NOT_RECOGNISED = "not a recognised agent log"
 
 # Files worth opening while walking a folder; the parsers' ``detect`` decides the rest.
 CANDIDATE_SUFFIXES = (".jsonl", ".json", ".jsonl.zst")
+# Logs known by their exact name (databases, Markdown histories): other files with these suffixes are not looked at.
+CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md", "state.vscdb"})
 _SKIP_SUFFIXES = (".meta.json",)
 
 
@@ -112,6 +128,8 @@ def discover(
 
 
 def _is_candidate(name: str) -> bool:
+    if name in CANDIDATE_NAMES:
+        return True
     return name.endswith(CANDIDATE_SUFFIXES) and not name.endswith(_SKIP_SUFFIXES)
 
 

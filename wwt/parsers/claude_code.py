@@ -106,8 +106,8 @@ def is_claude_record(obj: Any) -> bool:
         return False
     rtype = obj.get("type")
     if rtype in CHAIN_TYPES:
-        if is_gemini_style_message(obj.get("message")):
-            return False  # Qwen Code: Claude's envelope around a Gemini ``{role, parts}`` message
+        if is_gemini_style_message(obj.get("message")) or "systemPayload" in obj:
+            return False  # Qwen Code: Claude's envelope around a Gemini ``{role, parts}`` / a ``systemPayload``
         return "uuid" in obj or "parentUuid" in obj or "isSidechain" in obj
     return rtype in META_TYPES and "payload" not in obj
 

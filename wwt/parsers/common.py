@@ -35,9 +35,11 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
 
 
 def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
-    """json.loads with salvage: invalid UTF-8 bytes become U+FFFD (line counted bad but kept)."""
+    """json.loads with salvage: invalid UTF-8 bytes become U+FFFD (line counted bad but kept). The line is
+    decoded here (UTF-8, what every agent writes) so json does not sniff each line's encoding."""
     try:
-        return json.loads(raw)
+        text = raw.decode("utf-8")
+        return json.loads(text[1:] if text.startswith("\ufeff") else text)  # a byte-order mark, as json allows
     except UnicodeDecodeError:
         report.bad_lines += 1
         report.note(f"invalid UTF-8 in line at byte {offset} (bad bytes replaced)")
@@ -203,7 +205,7 @@ def iso_timestamp(value: Any) -> str | None:
     if isinstance(value, str) and len(value) in (20, 24):
         canonical = _CANONICAL_TS.fullmatch(value)
         if canonical:  # fast path for what the agents write (most lines): range-check, no datetime
-            year, month, day, hour, minute, second = (int(g) for g in canonical.groups()[:6])
+            year, month, day, hour, minute, second = map(int, canonical.groups()[:6])
             if (
                 _MIN_YEAR <= year <= _MAX_YEAR
                 and 1 <= month <= 12

@@ -1,0 +1,91 @@
+"""Aider parser: a history written with the exact line shapes of aider/io.py (run headers, ``#### `` prompts
+ending in two spaces, ``> `` tool output with one prefix per call, answers between blank lines); expectations by
+hand."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+
+from parser_helpers import counts, run_parser, user_texts
+
+from wwt.parsers import discover, parser_for
+from wwt.parsers.aider import AiderParser, local_to_utc
+from wwt.parsers.common import read_head
+
+HISTORY = Path(__file__).parent / "fixtures" / "aider" / "quillpad" / ".aider.chat.history.md"
+PARSER = AiderParser()
+parse = partial(run_parser, PARSER)
+
+
+def _utc(stamp: str) -> str:
+    return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_each_run_is_a_session_of_the_repository():
+    sessions, report = parse(HISTORY)
+    assert len(sessions) == 2
+    first, second = sessions
+    assert first.platform == "aider" and first.project == "quillpad"
+    assert first.cwd == str(HISTORY.resolve().parent)
+    assert first.session_id.startswith("aider-20260314T090511-")
+    assert second.session_id.startswith("aider-20260315T184002-")
+    assert first.started_at == _utc("2026-03-14 09:05:11") == local_to_utc("2026-03-14 09:05:11")
+    assert all(m.timestamp == first.started_at for m in first.messages)
+
+
+def test_prompts_answers_and_tool_output():
+    (first, second), report = parse(HISTORY)
+    assert counts(first) == {("user", "text"): 3, ("assistant", "text"): 2, ("user", "tool_result"): 3}
+    assert user_texts(first) == [
+        "/add quillpad/export.py",  # a command with an argument says what was worked on
+        "export to PDF drops every footnote after the first page\nthe footnotes come from markdown-it's footnote plugin",
+        "/run pytest -q tests/test_export.py",
+    ]
+    answer = [m for m in first.messages if m.role == "assistant"][0].text
+    assert "#### Fix" in answer and ">>>>>>> REPLACE" in answer and answer.endswith("```")  # a heading and a
+    tools = [m.text for m in first.messages if m.kind == "tool_result"]  # marker inside the answer stay there
+    assert tools[0] == "Added quillpad/export.py to the chat"
+    assert "Commit 3f9e2a1 fix: render footnotes per page in PDF export" in tools[1]
+    assert "KeyError: 'fn-3'" in tools[2] and "(Y)es/(N)o" in tools[2]  # a multi-line output, then a question
+    assert not any("Aider v0.86.1" in m.text for m in first.messages)  # the startup banner
+    assert user_texts(second) == ["what does the --toc flag do in the cli?"]  # "/clear" is a UI action
+    assert report.skipped_messages == 1  # the bare "/clear"
+    assert report.bad_lines == 0
+
+
+def test_detection_and_discovery(tmp_path):
+    assert PARSER.detect(HISTORY, read_head(HISTORY)) and parser_for(HISTORY).platform == "aider"
+    notes = tmp_path / "README.md"
+    notes.write_text("# aider notes\n\n#### not a prompt  \n")
+    assert not PARSER.detect(notes, read_head(notes))
+    repo = tmp_path / "quillpad"
+    repo.mkdir()
+    shutil.copy(HISTORY, repo / ".aider.chat.history.md")
+    (repo / "CHANGELOG.md").write_text("# changes\n")
+    assert [(p.name, x.platform) for p, x in discover([tmp_path])] == [(".aider.chat.history.md", "aider")]
+
+
+def test_a_second_parse_gives_the_same_ids_and_a_resume_is_a_whole_parse():
+    first, _ = parse(HISTORY)
+    again, report = parse(HISTORY, 500)
+    assert report.requires_full_reparse
+    assert [m.native_id for s in first for m in s.messages] == [m.native_id for s in again for m in s.messages]
+
+
+def test_invalid_utf8_is_counted_and_replaced_and_a_missing_header_is_unknown(tmp_path):
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_bytes(
+        b"\n# aider chat started at 2026-03-16 08:00:00\n\n"
+        b"#### why does caf\xe9 render as mojibake?  \n\n"
+        b"The file is Latin-1; decode it with encoding='latin-1'.\n\n"
+    )
+    (session,), report = parse(path)
+    assert report.bad_lines == 1 and "caf\ufffd" in user_texts(session)[0]
+    stray = tmp_path / "x" / ".aider.chat.history.md"
+    stray.parent.mkdir()
+    stray.write_text("notes before any run\n\n# aider chat started at 2026-03-16 08:00:00\n\n#### hi there  \n")
+    (one,), report = parse(stray)
+    assert report.unknown_records == 1 and user_texts(one) == ["hi there"]

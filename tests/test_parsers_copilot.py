@@ -1,0 +1,106 @@
+"""Copilot CLI parser: fixtures written after the CLI's event log (session-state/<id>/events.jsonl +
+workspace.yaml) and the older history-session-state JSON (docs/formats-notes.md); expectations by hand."""
+
+from __future__ import annotations
+
+import shutil
+from functools import partial
+from pathlib import Path
+
+from parser_helpers import all_text, counts, only_session, run_parser, user_texts
+
+from wwt.models import FLAG_ERROR
+from wwt.parsers import parser_for
+from wwt.parsers.common import read_head
+from wwt.parsers.copilot_cli import CopilotCliParser
+
+OWN = Path(__file__).parent / "fixtures" / "copilot-cli"
+SID = "4f2a9c1e-8b7d-4e60-9a35-d1c2b3a4e5f6"
+EVENTS = OWN / "session-state" / SID / "events.jsonl"
+LEGACY = OWN / "history-session-state" / "7d3e2f10-1c4b-4a59-8e6d-0f9a8b7c6d5e.json"
+PARSER = CopilotCliParser()
+parse = partial(run_parser, PARSER)
+only = partial(only_session, PARSER)
+
+
+def test_event_log_session_metadata():
+    session, _ = only(EVENTS)
+    assert session.session_id == SID and session.platform == "copilot-cli"
+    assert session.cwd == "/home/jun/work/tide-api/src"
+    assert session.project == "tide-api" and session.project_path == "/home/jun/work/tide-api"  # the git root
+    assert session.git_branch == "feat/webhooks"
+    assert session.title == "Stop webhook retries on 410 Gone"  # workspace.yaml summary
+    assert session.started_at == "2026-09-10T14:00:00Z"
+    assert session.ended_at == "2026-09-10T14:00:20Z"
+
+
+def test_event_log_messages():
+    session, _ = only(EVENTS)
+    assert counts(session) == {
+        ("user", "text"): 1,
+        ("assistant", "thinking"): 1,
+        ("assistant", "text"): 2,
+        ("assistant", "tool_call"): 2,
+        ("user", "tool_result"): 2,
+    }
+    # the typed content, not transformedContent with the injected <current_datetime>
+    assert user_texts(session) == [
+        "webhook deliveries retry forever when the receiver returns 410 Gone; stop retrying on 410"
+    ]
+    assert "current_datetime" not in all_text(session)
+    calls = [m for m in session.messages if m.kind == "tool_call"]
+    assert [c.text for c in calls][0] == "bash: grep -rn should_retry tide/"
+    assert calls[1].tool_name == "edit" and calls[1].native_id == "e-010#call:toolu_02"
+    results = [m for m in session.messages if m.kind == "tool_result"]
+    assert FLAG_ERROR not in results[0].flags and "def should_retry" in results[0].text
+    assert FLAG_ERROR in results[1].flags and results[1].text == "old_str not found in tide/delivery.py"
+
+
+def test_event_log_counts_noise_unknown_bad_and_cut_lines():
+    _, report = only(EVENTS)
+    assert report.skipped_messages == 1  # a user.message holding only a <system-reminder>
+    assert report.unknown_records == 1  # "future.kind"
+    assert report.bad_lines == 1  # the cut last line
+    assert report.end_offset < EVENTS.stat().st_size
+
+
+def test_event_log_resume_reads_only_new_events(tmp_path):
+    folder = tmp_path / "session-state" / SID
+    folder.mkdir(parents=True)
+    lines = EVENTS.read_bytes().splitlines(keepends=True)
+    path = folder / "events.jsonl"
+    path.write_bytes(b"".join(lines[:4]))
+    (first,), report = parse(path)
+    assert user_texts(first) and first.session_id == SID
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines[4:14]))
+    (more,), report2 = parse(path, report.end_offset)
+    assert more.session_id == SID  # from the folder name: session.start is before the offset
+    assert counts(more) == {("assistant", "thinking"): 1, ("assistant", "text"): 2, ("assistant", "tool_call"): 2,
+                            ("user", "tool_result"): 2}
+
+
+def test_legacy_history_json():
+    session, report = only(LEGACY)
+    assert session.session_id == "7d3e2f10-1c4b-4a59-8e6d-0f9a8b7c6d5e"
+    assert counts(session) == {("user", "text"): 1, ("assistant", "tool_call"): 1, ("user", "tool_result"): 1,
+                               ("assistant", "text"): 1}
+    assert all(m.timestamp == "2025-10-08T21:10:16.398Z" for m in session.messages)
+    call = next(m for m in session.messages if m.kind == "tool_call")
+    assert call.text == "bash: crontab -l"
+    result = next(m for m in session.messages if m.kind == "tool_result")
+    assert result.tool_name == "bash" and "1-6" in result.text
+    assert report.bad_lines == 1  # the stray 42 in chatMessages
+    sessions, again = parse(LEGACY, 100)
+    assert again.requires_full_reparse and len(sessions[0].messages) == 4  # rewritten whole: never a tail
+
+
+def test_detection(tmp_path):
+    assert PARSER.detect(EVENTS, read_head(EVENTS)) and parser_for(EVENTS).platform == "copilot-cli"
+    assert PARSER.detect(LEGACY, read_head(LEGACY))
+    other = tmp_path / "events.jsonl"
+    other.write_text('{"type":"message","payload":{},"id":"x"}\n')
+    assert not PARSER.detect(other, read_head(other))
+    copy = tmp_path / "x.json"
+    shutil.copy(OWN / "session-state" / SID / "workspace.yaml", copy)
+    assert not PARSER.detect(copy, read_head(copy))

@@ -1,0 +1,131 @@
+"""Cursor parser: a CLI agent transcript (role/message lines, no times) and editor databases built from SQL
+(global cursorDiskKV + a workspace database naming the chat's folder), written after the shapes documented by
+readers of Cursor's storage (docs/formats-notes.md); expectations by hand."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from functools import partial
+from pathlib import Path
+
+from parser_helpers import all_text, counts, run_parser, user_texts
+
+from wwt.models import FLAG_ERROR
+from wwt.parsers import discover, parser_for
+from wwt.parsers.common import read_head
+from wwt.parsers.cursor import CursorParser
+
+OWN = Path(__file__).parent / "fixtures" / "cursor"
+TRANSCRIPT = (OWN / "home" / ".cursor" / "projects" / "home-ana-code-orbit" / "agent-transcripts"
+              / "0c9e5a77-2b1d-4f3e-8a6c-7d5e4f3a2b1c.jsonl")
+GLOBAL = OWN / "User" / "globalStorage" / "state.vscdb"
+WORKSPACE = OWN / "User" / "workspaceStorage" / "5d41402abc4b2a76b9719d911017c592" / "state.vscdb"
+CHAT = "7e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b"
+OLD_CHAT = "1a2b3c4d-0000-4000-8000-00000000abcd"
+PARSER = CursorParser()
+parse = partial(run_parser, PARSER)
+
+
+def _dump(path: Path) -> list[str]:
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def test_database_fixtures_are_their_sql_scripts(tmp_path):
+    for sql, db in ((OWN / "User" / "build.sql", GLOBAL), (OWN / "User" / "workspace.sql", WORKSPACE)):
+        built = tmp_path / (sql.stem + ".db")
+        conn = sqlite3.connect(built)
+        conn.executescript(sql.read_text())
+        conn.commit()
+        conn.close()
+        assert _dump(built) == _dump(db)
+
+
+def test_transcript_takes_the_file_times_and_the_typed_query():
+    os.utime(TRANSCRIPT, (1767261600, 1767261600))  # 2026-01-01T10:00:00Z
+    (session,), report = parse(TRANSCRIPT)
+    assert session.session_id == "0c9e5a77-2b1d-4f3e-8a6c-7d5e4f3a2b1c" and session.platform == "cursor"
+    assert session.project == "orbit" and session.ended_at == "2026-01-01T10:00:00Z"
+    assert counts(session) == {("user", "text"): 2, ("assistant", "text"): 2}
+    assert user_texts(session) == [
+        "the orbit daemon leaks a file descriptor per reconnect, find where the socket is not closed",
+        "add a regression test that counts open fds",
+    ]
+    assert "OS Version" not in all_text(session)  # <user_info> is context Cursor adds
+    assert all(m.timestamp is None for m in session.messages)
+    assert report.bad_lines == 1
+
+
+def test_transcript_resume_reads_appended_lines_only(tmp_path):
+    folder = tmp_path / "projects" / "p" / "agent-transcripts"
+    folder.mkdir(parents=True)
+    path = folder / TRANSCRIPT.name
+    lines = TRANSCRIPT.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2]))
+    (first,), report = parse(path)
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines[2:]))
+    (more,), _ = parse(path, report.end_offset)
+    assert user_texts(more) == ["add a regression test that counts open fds"]
+    assert not {m.native_id for m in first.messages} & {m.native_id for m in more.messages}
+
+
+def test_editor_chats_from_the_global_database():
+    sessions, report = parse(GLOBAL)
+    by_id = {s.session_id: s for s in sessions}
+    assert set(by_id) == {CHAT, OLD_CHAT}  # the empty chat gives no session
+    chat = by_id[CHAT]
+    assert chat.title == "Retry budget for flaky uploads"
+    assert chat.project == "orbit" and chat.cwd == "/home/ana/code/orbit"  # from the workspace database
+    assert chat.started_at == "2026-01-07T10:00:00Z" and chat.ended_at == "2026-01-07T10:05:00Z"
+    assert counts(chat) == {("user", "text"): 1, ("assistant", "thinking"): 1, ("assistant", "tool_call"): 2,
+                            ("user", "tool_result"): 2, ("assistant", "text"): 1}
+    assert user_texts(chat) == ["uploads to the orbit bucket give up after one 503; give them a retry budget with jitter"]
+    assert chat.messages[0].timestamp == "2026-01-07T10:00:05Z"
+    calls = [m for m in chat.messages if m.kind == "tool_call"]
+    assert calls[0].text == "read_file: {\"target_file\":\"orbit/upload.py\"}"
+    assert calls[1].text == "run_terminal_cmd: pytest -q tests/test_upload.py"
+    results = [m for m in chat.messages if m.kind == "tool_result"]
+    assert FLAG_ERROR not in results[0].flags and FLAG_ERROR in results[1].flags
+    assert report.bad_lines == 1  # bubble b-005 is not JSON (b-missing is simply absent)
+    old = by_id[OLD_CHAT]
+    assert old.title is None and old.project is None
+    assert counts(old) == {("user", "text"): 1, ("assistant", "text"): 1}
+
+
+def test_the_editor_database_is_never_changed(tmp_path):
+    user = tmp_path / "Cursor" / "User"
+    shutil.copytree(OWN / "User", user)
+    db = user / "globalStorage" / "state.vscdb"
+    before = _dump(db)
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("DELETE FROM cursorDiskKV WHERE key LIKE 'composerData:%'")
+    sessions, _ = parse(db)
+    assert len(sessions) == 2  # the editor's uncommitted delete is not seen, and did not block us
+    writer.execute("ROLLBACK")
+    writer.execute("PRAGMA journal_mode=DELETE")
+    writer.close()
+    assert _dump(db) == before  # the content is the editor's alone (its journal switches touch the header)
+
+
+def test_detection_and_discovery(tmp_path, monkeypatch):
+    assert PARSER.detect(TRANSCRIPT, read_head(TRANSCRIPT)) and parser_for(TRANSCRIPT).platform == "cursor"
+    assert PARSER.detect(GLOBAL, read_head(GLOBAL)) and parser_for(GLOBAL).platform == "cursor"
+    assert parser_for(WORKSPACE) is None  # a workspace database lists chats; the global one holds them
+    vscode = tmp_path / "Code" / "User" / "globalStorage"
+    vscode.mkdir(parents=True)
+    shutil.copy(GLOBAL, vscode / "state.vscdb")
+    assert parser_for(vscode / "state.vscdb") is None  # VS Code's own database is not Cursor's
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    shutil.copytree(OWN / "home", tmp_path / "home")
+    shutil.copytree(OWN / "User", tmp_path / "config" / "Cursor" / "User")
+    found = sorted((p.name, x.platform) for p, x in discover() if x.platform == "cursor")
+    assert found == [(TRANSCRIPT.name, "cursor"), ("state.vscdb", "cursor")]

@@ -1,0 +1,160 @@
+"""OpenCode parser: a database built from OpenCode's own drizzle schema and an older JSON storage tree, both
+written after message-v2.ts (docs/formats-notes.md); expectations by hand. The app's database is read without
+being written or locked."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+import threading
+from functools import partial
+from pathlib import Path
+
+from parser_helpers import all_text, counts, run_parser, user_texts
+
+from wwt.models import FLAG_ERROR
+from wwt.parsers import discover, parse_file, parser_for
+from wwt.parsers.common import read_head
+from wwt.parsers.opencode import OpenCodeParser
+
+OWN = Path(__file__).parent / "fixtures" / "opencode"
+DB = OWN / "db" / "opencode.db"
+SQL = OWN / "db" / "opencode.sql"
+JSON_SESSION = OWN / "json" / "storage" / "session" / "9f86d081884c7d65" / "ses_3b2c1d0e9f8aJsonEraSess.json"
+MAIN, SUB = "ses_4a1b2c3d4e5fAbCdEfGhIjKl", "ses_4a1b2c3d4e60SubAgentXyz"
+PARSER = OpenCodeParser()
+parse = partial(run_parser, PARSER)
+
+
+def _by_id(path: Path) -> dict:
+    sessions, report = parse(path)
+    return {s.session_id: s for s in sessions}, report
+
+
+def test_database_fixture_is_the_sql_script(tmp_path):
+    built = tmp_path / "opencode.db"
+    conn = sqlite3.connect(built)
+    conn.executescript(SQL.read_text())
+    conn.commit()
+    dump = list(conn.iterdump())
+    conn.close()
+    committed = sqlite3.connect(f"{DB.resolve().as_uri()}?mode=ro", uri=True)
+    assert list(committed.iterdump()) == dump
+    committed.close()
+
+
+def test_database_sessions_and_metadata():
+    sessions, report = _by_id(DB)
+    assert set(sessions) == {MAIN, SUB}  # the third session holds no message
+    main = sessions[MAIN]
+    assert main.platform == "opencode" and main.title == "Flaky orbit sync test"
+    assert main.cwd == "/home/ana/code/orbit" and main.project == "orbit"
+    assert main.started_at == "2026-01-01T10:00:00Z" and main.ended_at == "2026-01-01T10:02:00Z"
+    assert main.parent_session_id is None and sessions[SUB].parent_session_id == MAIN
+
+
+def test_database_messages():
+    sessions, report = _by_id(DB)
+    main = sessions[MAIN]
+    assert counts(main) == {("user", "text"): 2, ("assistant", "thinking"): 1, ("assistant", "tool_call"): 2,
+                            ("user", "tool_result"): 2, ("assistant", "text"): 1}
+    # the synthetic Read-tool note and the ignored draft are not what the user typed
+    assert user_texts(main) == [
+        "test_orbit_sync fails one run in five with a stale epoch, see @tests/test_sync.py", "ship it",
+    ]
+    assert "Called the Read tool" not in all_text(main) and "ignored draft" not in all_text(main)
+    calls = [m for m in main.messages if m.kind == "tool_call"]
+    assert calls[0].text == "bash: pytest -q tests/test_sync.py -p no:randomly --count 20"
+    results = [m for m in main.messages if m.kind == "tool_result"]
+    assert results[0].text == "4 failed, 16 passed" and FLAG_ERROR not in results[0].flags
+    assert results[1].text == "oldString not found in content" and FLAG_ERROR in results[1].flags
+    assert results[0].timestamp == "2026-01-01T10:00:04Z"
+    assert report.bad_lines == 1  # msg_04's data is not JSON
+    assert user_texts(sessions[SUB]) == ["List every caller of OrbitSync.pull in orbit/"]
+
+
+def test_database_is_opened_read_only_and_never_changed(tmp_path):
+    copy = tmp_path / "opencode.db"
+    shutil.copy(DB, copy)
+    before = hashlib.sha256(copy.read_bytes()).hexdigest()
+    writer = sqlite3.connect(copy)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("BEGIN IMMEDIATE")  # the app is in the middle of writing
+    writer.execute("UPDATE session SET title = 'renamed' WHERE id = ?", (MAIN,))
+    result: dict = {}
+    thread = threading.Thread(target=lambda: result.update(out=parse(copy)))
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+    sessions = {s.session_id: s for s in result["out"][0]}
+    assert sessions[MAIN].title == "Flaky orbit sync test"  # the uncommitted write is not seen
+    writer.execute("COMMIT")  # and the writer was not blocked by the reader
+    writer.execute("PRAGMA journal_mode=DELETE")
+    writer.close()
+    again = {s.session_id: s for s in parse(copy)[0]}
+    assert again[MAIN].title == "renamed"
+    assert before != hashlib.sha256(copy.read_bytes()).hexdigest()  # only the writer changed it
+
+
+def test_resume_offset_means_a_whole_reparse():
+    sessions, report = parse(DB, 1000)
+    assert report.requires_full_reparse and len(sessions) == 2
+
+
+def test_not_an_opencode_database(tmp_path):
+    other = tmp_path / "opencode.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE kv (k, v)")
+    conn.commit()
+    conn.close()
+    assert PARSER.detect(other, read_head(other))  # the name and the SQLite magic
+    sessions, report = parse(other)
+    assert sessions == [] and report.unknown_records == 1
+
+
+def test_json_storage_session():
+    (session,), report = parse(JSON_SESSION)
+    assert session.session_id == "ses_3b2c1d0e9f8aJsonEraSess" and session.title == "Rename telemetry env var"
+    assert counts(session) == {("user", "text"): 1, ("assistant", "tool_call"): 1, ("user", "tool_result"): 1,
+                               ("assistant", "text"): 1}
+    call = next(m for m in session.messages if m.kind == "tool_call")
+    assert call.text == "grep: ORBIT_TELEMETRY in /home/ana/code/orbit"
+    assert report.bad_lines == 1  # the cut part file
+
+
+def test_json_storage_is_skipped_when_the_database_holds_it(tmp_path):
+    root = tmp_path / "opencode"
+    shutil.copytree(OWN / "json", root)
+    shutil.copy(DB, root / "opencode.db")
+    session_file = root / "storage" / "session" / "9f86d081884c7d65" / JSON_SESSION.name
+    sessions, report = parse(session_file)
+    assert sessions == [] and any("superseded" in n for n in report.notes)
+
+
+def test_default_roots_are_the_database_and_the_session_folder(tmp_path, monkeypatch):
+    """Discovery must not open every message/part file of the JSON tree on each ingest."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    root = tmp_path / "share" / "opencode"
+    assert OpenCodeParser().default_roots() == [root / "opencode.db", root / "storage" / "session"]
+
+
+def test_discovery_finds_the_database_and_session_files_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    root = tmp_path / "share" / "opencode"
+    shutil.copytree(OWN / "json", root)
+    found = {p.name: parser.platform for p, parser in discover()}
+    assert found == {JSON_SESSION.name: "opencode"}
+    shutil.copy(DB, root / "opencode.db")
+    found = {p.name: parser.platform for p, parser in discover()}
+    assert found == {JSON_SESSION.name: "opencode", "opencode.db": "opencode"}
+    sessions, report = parse_file(root / "opencode.db")
+    assert report.platform == "opencode" and len(sessions) == 2
+    assert parser_for(DB).platform == "opencode"
+
+
+def test_message_and_part_records_are_claimed_by_no_parser():
+    records = [p for p in (OWN / "json").rglob("*.json") if p != JSON_SESSION]
+    assert len(records) == 6  # two messages, four parts
+    assert all(parser_for(p) is None for p in records)
+    assert parser_for(SQL) is None

@@ -1,0 +1,150 @@
+"""Qwen Code parser: fixtures written after Qwen Code's ChatRecordingService (docs/formats-notes.md), with the
+expectations read off the files by hand: typed text vs @-expanded parts, thoughts, a failed shell call,
+injected notifications, slash commands, titles, subagent transcripts, bad and cut lines, resume."""
+
+from __future__ import annotations
+
+import shutil
+from functools import partial
+from pathlib import Path
+
+from parser_helpers import all_text, counts, only_session, run_parser, user_texts
+
+from wwt.models import FLAG_ERROR, FLAG_QUEUED
+from wwt.parsers import parse_file, parser_for
+from wwt.parsers.common import read_head
+from wwt.parsers.qwen_code import QwenCodeParser
+
+OWN = Path(__file__).parent / "fixtures" / "qwen-code" / "projects" / "-home-mina-src-ledger"
+MAIN = OWN / "chats" / "7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00.jsonl"
+SUB = OWN / "subagents" / "7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00" / "agent-explore-7f3c.jsonl"
+OLDER = Path(__file__).parent / "fixtures" / "qwen" / "3c9d7e12-6a4b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"
+PARSER = QwenCodeParser()
+parse = partial(run_parser, PARSER)
+only = partial(only_session, PARSER)
+
+
+def test_main_chat_session_metadata():
+    session, report = only(MAIN)
+    assert session.session_id == "7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00"
+    assert session.platform == "qwen-code"
+    assert session.cwd == "/home/mina/src/ledger" and session.project == "ledger"
+    assert session.git_branch == "fix/rounding"
+    assert session.title == "Refund half-cent rounding"
+    assert session.started_at == "2026-08-02T09:00:05Z"  # the first message, not the session_source line
+    assert session.ended_at == "2026-08-02T09:03:00Z"  # the cut last line is not a message
+    assert session.parent_session_id is None
+
+
+def test_main_chat_messages_by_role_and_kind():
+    session, report = only(MAIN)
+    # u1 (typed text), a1 (thought + text + call), t1 (failed result), m1 (queued), /memory add …, a2, u2
+    assert counts(session) == {
+        ("user", "text"): 4,
+        ("assistant", "thinking"): 1,
+        ("assistant", "text"): 2,
+        ("assistant", "tool_call"): 1,
+        ("user", "tool_result"): 1,
+    }
+    assert user_texts(session) == [
+        "why does @ledger/refunds.py round half-cents down?",  # displayText, not the file contents pasted in
+        "use Decimal with ROUND_HALF_UP please",
+        "/memory add refunds round half up",
+        "thanks, commit it",
+    ]
+    assert "--- Content from referenced files ---" not in all_text(session)
+    assert "Background shell bg-3" not in all_text(session)  # a notification is not the user's words
+
+
+def test_tool_call_and_failed_result():
+    session, _ = only(MAIN)
+    call = next(m for m in session.messages if m.kind == "tool_call")
+    assert call.native_id == "q1-a1#call:call_shell_1"
+    assert call.tool_name == "run_shell_command" and call.text == "run_shell_command: pytest -q tests/test_refunds.py"
+    result = next(m for m in session.messages if m.kind == "tool_result")
+    assert result.native_id == "q1-t1#result:call_shell_1"
+    assert FLAG_ERROR in result.flags and "FAILED test_refund_total_half_cent" in result.text
+    assert result.timestamp == "2026-08-02T09:00:12Z"
+
+
+def test_thought_parts_are_thinking_and_queued_input_is_flagged():
+    session, _ = only(MAIN)
+    thinking = next(m for m in session.messages if m.kind == "thinking")
+    assert thinking.text == "The int() cast truncates toward zero."
+    answer = next(m for m in session.messages if m.native_id == "q1-a1")
+    assert "truncates toward zero" not in answer.text and answer.parent_id == "q1-u1"
+    queued = next(m for m in session.messages if m.native_id == "q1-m1")
+    assert FLAG_QUEUED in queued.flags
+
+
+def test_bad_and_cut_lines_and_skipped_records_are_counted():
+    _, report = only(MAIN)
+    assert report.lines == 13  # 12 complete lines + the cut last one
+    assert report.bad_lines == 2  # "this line is not json" and the cut last line
+    assert report.skipped_messages == 2  # the notification and the bare /stats
+    assert report.unknown_records == 0
+    assert report.end_offset < MAIN.stat().st_size  # a resume re-reads the cut line once it is complete
+
+
+def test_subagent_transcript_is_its_own_session_under_the_parent():
+    session, _ = only(SUB)
+    assert session.session_id == "7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00:agent-explore-7f3c"
+    assert session.parent_session_id == "7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00"
+    assert user_texts(session) == ["Find every caller of refund_total"]
+    assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 1}
+
+
+def test_older_fixture_with_function_call_parts():
+    session, report = only(OLDER)
+    assert session.session_id == "3c9d7e12-6a4b-4c8d-9e0f-1a2b3c4d5e6f"
+    assert counts(session) == {
+        ("user", "text"): 1, ("assistant", "text"): 2, ("assistant", "tool_call"): 1, ("user", "tool_result"): 1,
+    }
+    assert session.git_branch == "main" and session.project == "ledger"
+    assert report.bad_lines == 0
+
+
+def test_resume_from_offset_yields_only_the_appended_messages(tmp_path):
+    folder = tmp_path / "projects" / "-x" / "chats"
+    folder.mkdir(parents=True)
+    path = folder / OLDER.name
+    lines = OLDER.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2]))
+    first, report = parse(path)
+    assert counts(first[0]) == {("user", "text"): 1, ("assistant", "text"): 1, ("assistant", "tool_call"): 1}
+    offset = report.end_offset
+    assert offset == path.stat().st_size
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines[2:]))
+    more, report2 = parse(path, offset)
+    assert counts(more[0]) == {("user", "tool_result"): 1, ("assistant", "text"): 1}
+    assert report2.end_offset == path.stat().st_size
+
+
+def test_detection_needs_the_qwen_envelope(tmp_path):
+    assert PARSER.detect(MAIN, read_head(MAIN))  # first line is a bookkeeping system record, then a message
+    assert PARSER.detect(SUB, read_head(SUB))
+    assert parser_for(MAIN).platform == "qwen-code"
+    # a Qwen-looking system line alone outside a Qwen chats folder says nothing
+    lone = tmp_path / "x.jsonl"
+    lone.write_bytes(MAIN.read_bytes().splitlines(keepends=True)[0])
+    assert not PARSER.detect(lone, read_head(lone))
+    # a first line longer than the detection head still counts when it opens a parts message
+    long_line = tmp_path / "long.jsonl"
+    big = "y" * 20000
+    long_line.write_text(
+        '{"uuid":"u","parentUuid":null,"sessionId":"s","timestamp":"2026-08-02T09:00:00Z","type":"user",'
+        f'"message":{{"role":"user","parts":[{{"text":"{big}"}}]}}}}\n'
+    )
+    assert PARSER.detect(long_line, read_head(long_line))
+
+
+def test_parse_file_redacts_and_keeps_platform(tmp_path):
+    path = tmp_path / "projects" / "-x" / "chats" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    shutil.copy(OLDER, path)
+    text = path.read_text().replace("add a unit test", "use key AKIAIOSFODNN7EXAMPLE to add a unit test")
+    path.write_text(text)
+    sessions, report = parse_file(path)
+    assert report.platform == "qwen-code"
+    assert "AKIAIOSFODNN7EXAMPLE" not in all_text(sessions[0]) and report.redactions >= 1

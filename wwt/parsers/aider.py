@@ -1,0 +1,203 @@
+"""Aider chat histories (``.aider.chat.history.md`` in each repository; docs/formats-notes.md).
+
+Aider appends Markdown to one file per repository (``aider/io.py``): each run starts with
+``# aider chat started at YYYY-MM-DD HH:MM:SS`` (local time), what the user typed is written as ``#### `` lines
+each ending in two spaces, tool/status output as ``> `` blockquotes (a multi-line tool output has one ``> ``
+prefix and one two-space ending), and the model's answer as plain Markdown between blank lines.
+
+Decisions:
+* One session per run; its id is ``aider-<start time>-<hash of the file's path>`` (``-2``… for two runs in
+  the same second), stable across re-reads. The repository is the folder holding the file.
+* A ``#### `` line counts as typed only when it ends in the two spaces Aider adds: a ``####`` heading inside
+  an answer does not. A bare slash command (``/add``, ``/clear``) is a UI action and is left out; one with
+  arguments is kept. The startup banner (blockquotes before the first prompt) is not indexed; later
+  blockquotes (applied edits, commits, errors, command output) become one tool result per block.
+* Times: the file holds only each run's start, written in the machine's local time: every message of a run
+  takes it (converted to UTC). The file is rewritten only by appending, but it is parsed whole (ingest
+  re-parses it when its size or mtime changes; message ids are positions within the run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from wwt.models import Message, ParseReport, Session
+from wwt.parsers.claude_code import project_name
+from wwt.parsers.common import bound_text, nfc
+from wwt.parsers.noise import clean_user_text
+
+PLATFORM = "aider"
+FILE_NAME = ".aider.chat.history.md"
+_HEADER_RE = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
+
+
+class AiderParser:
+    platform = PLATFORM
+
+    def default_roots(self) -> list[Path]:
+        return []  # no central folder: each repository holds its own file (``wwt ingest PATH``)
+
+    def detect(self, path: Path, head: bytes) -> bool:
+        return looks_like_aider(path, head)
+
+    def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
+        report.platform = PLATFORM
+        path = Path(path)
+        if start_offset:
+            report.requires_full_reparse = True
+        try:
+            fh = open(path, "rb")
+        except OSError as exc:
+            report.note(f"cannot open: {exc.strerror or exc}")
+            return
+        with fh:
+            yield from parse_history(_lines(fh, report), path, report)
+
+
+def _lines(fh: Any, report: ParseReport) -> Iterator[str]:
+    """The file's lines, read one at a time (bounded memory); invalid UTF-8 is replaced and counted."""
+    for raw in fh:
+        report.end_offset += len(raw)
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            report.bad_lines += 1
+            report.note(f"invalid UTF-8 in line {report.lines + 1} (bad bytes replaced)")
+            line = raw.decode("utf-8", errors="replace")
+        yield line.rstrip("\r\n")
+
+
+def looks_like_aider(path: Path, head: bytes) -> bool:
+    """Aider's history: a ``.md`` whose first non-blank line is a run header."""
+    if not path.name.endswith(".md"):
+        return False
+    for line in head.split(b"\n")[:5]:
+        if line.strip():
+            return bool(_HEADER_RE.match(line.decode("utf-8", errors="replace").rstrip("\r")))
+    return False
+
+
+def local_to_utc(stamp: str) -> str | None:
+    """``YYYY-MM-DD HH:MM:SS`` in this machine's local time → ISO UTC (Aider writes ``datetime.now()``)."""
+    try:
+        moment = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").astimezone(timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _is_user_line(line: str) -> bool:
+    return line.startswith("#### ") and line.endswith("  ") or line == "####"
+
+
+def parse_history(lines: Iterable[str], path: Path, report: ParseReport) -> Iterator[Session]:
+    """Split the file into runs and each run into user / assistant / tool blocks."""
+    folder = str(path.resolve().parent) if path.is_absolute() or path.exists() else str(path.parent)
+    root = folder  # Aider writes the file at the repository's root: that folder is the project
+    path_hash = hashlib.sha1(os.path.realpath(path).encode("utf-8", "replace")).hexdigest()[:8]
+    seen_ids: dict[str, int] = {}
+    session: Session | None = None
+    state = _Run()
+    for line in lines:
+        report.lines += 1
+        header = _HEADER_RE.match(line)
+        if header:
+            if session is not None:
+                state.flush(session, report)
+                if session.messages:
+                    yield session
+            stamp = header.group(1)
+            base = f"aider-{stamp.replace('-', '').replace(':', '').replace(' ', 'T')}-{path_hash}"
+            seen_ids[base] = seen_ids.get(base, 0) + 1
+            sid = base if seen_ids[base] == 1 else f"{base}-{seen_ids[base]}"
+            when = local_to_utc(stamp)
+            session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), project=project_name(root),
+                              project_path=root, cwd=folder, started_at=when, ended_at=when)
+            state = _Run(timestamp=when)
+            continue
+        if session is None:
+            if line.strip():
+                report.unknown_records += 1  # text before the first run header
+            continue
+        state.feed(line, session, report)
+    if session is not None:
+        state.flush(session, report)
+        if session.messages:
+            yield session
+
+
+class _Run:
+    """Line-by-line state of one run: the block being gathered and how many messages were made."""
+
+    def __init__(self, timestamp: str | None = None) -> None:
+        self.timestamp = timestamp
+        self.kind: str | None = None  # "user" | "tool" | "assistant"
+        self.lines: list[str] = []
+        self.open_quote = False  # inside a multi-line tool output (one "> " prefix, one two-space end)
+        self.prompted = False  # a user prompt was seen in this run (blockquotes before it are the banner)
+        self.count = 0
+        self.last_blank = True
+
+    def feed(self, line: str, session: Session, report: ParseReport) -> None:
+        after_blank, self.last_blank = self.last_blank, not line.strip()
+        if self.open_quote:
+            self.lines.append(line)
+            self.open_quote = not line.endswith("  ")
+            return
+        if _is_user_line(line):
+            if self.kind != "user":
+                self.flush(session, report)
+                self.kind = "user"
+            self.lines.append(line[5:].rstrip() if len(line) > 4 else "")
+            return
+        # Aider's own output is "> " after a blank line (an answer ends with one); inside an answer a quote or a
+        # ">>>>>>> REPLACE" marker is the answer's.
+        if (line.startswith("> ") or line == ">") and (self.kind != "assistant" or after_blank):
+            if self.kind != "tool":
+                self.flush(session, report)
+                self.kind = "tool"
+            self.lines.append(line[2:])
+            self.open_quote = not line.endswith("  ") and bool(line[1:].strip())
+            return
+        if not line.strip():
+            if self.kind in ("user", "tool"):
+                self.flush(session, report)
+            elif self.kind == "assistant":
+                self.lines.append(line)
+            return
+        if self.kind != "assistant":
+            self.flush(session, report)
+            self.kind = "assistant"
+        self.lines.append(line)
+
+    def flush(self, session: Session, report: ParseReport) -> None:
+        kind, lines = self.kind, self.lines
+        self.kind, self.lines, self.open_quote = None, [], False
+        text = "\n".join(lines).strip()
+        if kind is None or not text:
+            return
+        native = f"{session.session_id}#{self.count}"
+        if kind == "user":
+            self.prompted = True
+            if text.startswith("/") and " " not in text.strip():
+                report.skipped_messages += 1  # a bare command: a UI action
+                return
+            cleaned = clean_user_text(text)
+            if cleaned is None:
+                report.skipped_messages += 1
+                return
+            message = Message(native, "user", "text", nfc(cleaned), self.timestamp)
+        elif kind == "tool":
+            if not self.prompted:
+                return  # the startup banner (version, model, repo map)
+            message = Message(native, "user", "tool_result", nfc(bound_text(text)), self.timestamp, tool_name="aider")
+        else:
+            message = Message(native, "assistant", "text", nfc(text), self.timestamp)
+        self.count += 1
+        session.messages.append(message)

@@ -1,0 +1,185 @@
+"""Cline task logs (VS Code extension ``saoudrizwan.claude-dev``; also the Cline CLI's ``~/.cline/data``):
+``tasks/<task id>/ui_messages.json`` beside ``api_conversation_history.json`` and ``task_metadata.json``.
+Roo Code (``roo_code.py``) writes the same layout and is read by the same code. Formats in
+docs/formats-notes.md.
+
+Decisions:
+* ``ui_messages.json`` is the session: it is what the user saw, one ``ClineMessage`` per entry with its time
+  (``ts``, epoch ms), the user's own words (the task — the first entry, a ``say: text`` that ``startTask``
+  writes — and ``say: user_feedback`` replies) free of the
+  ``<environment_details>`` the extension appends to the model-bound copy in ``api_conversation_history.json``
+  (never indexed).
+* Map: ``text``/``completion_result``/a ``followup`` question/``plan_mode_respond`` → assistant text;
+  ``reasoning`` → thinking; ``tool`` (JSON ``{tool, path, …}``) and ``command`` → tool call;
+  ``command_output`` → tool result; ``error``/``diff_error`` → an error result. API bookkeeping
+  (``api_req_started`` …), checkpoints and UI prompts are skipped silently.
+* The working folder is read from the first ``api_req_started`` request (``# Current Working Directory
+  (<path>)`` in the environment details the extension sends). The file is rewritten whole: parsed whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.parsers.claude_code import project_name, project_root
+from wwt.parsers.common import bound_text, iso_timestamp, load_json_file, nfc, render_tool_call
+from wwt.parsers.noise import clean_user_text
+
+PLATFORM = "cline"
+EXTENSION_ID = "saoudrizwan.claude-dev"
+FILE_NAME = "ui_messages.json"
+EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+_CWD_RE = re.compile(r"# Current Working Directory \(([^)\n]+)\)")
+USER_SAYS = frozenset({"task", "user_feedback"})
+ASSISTANT_SAYS = frozenset({"text", "completion_result"})
+
+
+def editor_global_storage(extension_id: str) -> list[Path]:
+    """The extension's globalStorage folder in each VS Code-family editor's user data (Linux ``~/.config`` /
+    ``$XDG_CONFIG_HOME``, macOS ``~/Library/Application Support``)."""
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        raw = os.environ.get("XDG_CONFIG_HOME")
+        base = Path(raw).expanduser() if raw else Path.home() / ".config"
+    return [base / editor / "User" / "globalStorage" / extension_id for editor in EDITORS]
+
+
+class ClineParser:
+    platform = PLATFORM
+    marker = EXTENSION_ID  # a path part that names this extension's storage
+
+    def default_roots(self) -> list[Path]:
+        return [root / "tasks" for root in editor_global_storage(EXTENSION_ID)] + [
+            Path.home() / ".cline" / "data" / "tasks"
+        ]
+
+    def detect(self, path: Path, head: bytes) -> bool:
+        return looks_like_task_log(path, head) and self.owns(path)
+
+    def owns(self, path: Path) -> bool:
+        """Cline claims every task log that is not under Roo Code's storage (a copied task folder included)."""
+        return "roo-cline" not in str(path).lower()
+
+    def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
+        report.platform = self.platform
+        if start_offset:
+            report.requires_full_reparse = True  # rewritten whole
+        yield from parse_task(Path(path), report, self.platform)
+
+
+def looks_like_task_log(path: Path, head: bytes) -> bool:
+    """``tasks/<id>/ui_messages.json`` holding a list of ``{ts, type: say|ask, …}``."""
+    if path.name != FILE_NAME or path.parent.parent.name != "tasks":
+        return False
+    text = head.lstrip()
+    return text.startswith(b"[") and b'"ts"' in text and (b'"say"' in text or b'"ask"' in text)
+
+
+def parse_task(path: Path, report: ParseReport, platform: str) -> Iterator[Session]:
+    data = load_json_file(path, report)
+    if not isinstance(data, list):
+        if data is not None:
+            report.unknown_records += 1
+            report.note("not a task message list: skipped")
+        return
+    session = Session(session_id=path.parent.name, platform=platform, source_path=str(path))
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(data):
+        report.lines += 1
+        if not isinstance(raw, dict) or raw.get("type") not in ("say", "ask"):
+            report.bad_lines += 1
+            continue
+        ts_raw = raw.get("ts")
+        key = str(ts_raw)
+        seen[key] = seen.get(key, 0) + 1
+        native = f"{key}-{seen[key]}"
+        kind = raw.get("say") if raw["type"] == "say" else raw.get("ask")
+        text = raw.get("text") if isinstance(raw.get("text"), str) else ""
+        ts = iso_timestamp(ts_raw)
+        if kind == "api_req_started" and session.cwd is None:
+            _set_cwd(session, text)
+            continue
+        if index == 0 and kind == "text":
+            kind = "task"  # startTask's first entry is the user's task, written as plain text
+        message = _message(native, kind, raw["type"], text, ts, report)
+        if message is not None:
+            session.messages.append(message)
+    stamps = [m.timestamp for m in session.messages if m.timestamp]
+    if stamps:
+        session.started_at, session.ended_at = min(stamps), max(stamps)
+    first = next((m for m in session.messages if m.role == "user" and m.kind == "text"), None)
+    if first is not None:
+        session.title = first.text.split("\n", 1)[0][:100]
+    if session.messages:
+        yield session
+
+
+def _set_cwd(session: Session, text: str) -> None:
+    try:
+        request = json.loads(text).get("request", "") if text.startswith("{") else text
+    except (ValueError, AttributeError):
+        request = text
+    match = _CWD_RE.search(request if isinstance(request, str) else "")
+    if match:
+        cwd = match.group(1).strip().rstrip("/") or "/"
+        session.cwd = cwd
+        session.project_path = project_root(cwd)
+        session.project = project_name(session.project_path)
+
+
+def _json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _message(native: str, kind: Any, rtype: str, text: str, ts: str | None, report: ParseReport) -> Message | None:
+    if rtype == "say" and kind in USER_SAYS:
+        cleaned = clean_user_text(_strip_task_tags(text))
+        if cleaned is None:
+            report.skipped_messages += 1
+            return None
+        return Message(native, "user", "text", nfc(cleaned), ts)
+    if kind in ASSISTANT_SAYS and text.strip():
+        return Message(native, "assistant", "text", nfc(text.strip()), ts)
+    if kind == "followup" and rtype == "ask":
+        body = _json(text)
+        question = body.get("question") if isinstance(body.get("question"), str) else text
+        return Message(native, "assistant", "text", nfc(question.strip()), ts) if question.strip() else None
+    if kind == "plan_mode_respond" and rtype == "ask":
+        body = _json(text)
+        answer = body.get("response") if isinstance(body.get("response"), str) else text
+        return Message(native, "assistant", "text", nfc(answer.strip()), ts) if answer.strip() else None
+    if kind == "reasoning" and text.strip():
+        return Message(native, "assistant", "thinking", nfc(text.strip()), ts)
+    if kind == "tool":
+        body = _json(text)
+        name = body.get("tool") if isinstance(body.get("tool"), str) else "tool"
+        detail = {k: v for k, v in body.items() if k in ("path", "regex", "filePattern", "url", "query", "command")}
+        return Message(native, "assistant", "tool_call", nfc(render_tool_call(name, detail or None)), ts, tool_name=name)
+    if kind == "command" and text.strip():
+        return Message(native, "assistant", "tool_call", nfc(render_tool_call("execute_command", text)), ts,
+                       tool_name="execute_command")
+    if kind == "command_output" and text.strip():
+        return Message(native, "user", "tool_result", nfc(bound_text(text)), ts, tool_name="execute_command")
+    if rtype == "say" and kind in ("error", "diff_error") and text.strip():
+        return Message(native, "user", "tool_result", nfc(bound_text(text)), ts, tool_name=str(kind),
+                       flags=frozenset({FLAG_ERROR}))
+    return None
+
+
+_TASK_TAG = re.compile(r"</?task>")
+
+
+def _strip_task_tags(text: str) -> str:
+    return _TASK_TAG.sub("", text)

@@ -1,0 +1,274 @@
+"""GitHub Copilot CLI sessions (``~/.copilot/session-state/<id>/events.jsonl``; older
+``~/.copilot/history-session-state/<id>.json``). Formats in docs/formats-notes.md.
+
+Decisions:
+* ``events.jsonl`` is append-only: one event a line, ``{type, id, timestamp, parentId, data}``. Read:
+  ``session.start`` (id, cwd, git root, branch), ``user.message`` (``data.content`` is what was typed;
+  ``transformedContent`` is the model-bound copy with injected context and is never read), ``assistant.message``
+  (text + ``toolRequests``), ``assistant.reasoning`` (thinking), ``tool.execution_complete`` (result; ``success:
+  false`` flags an error). ``tool.execution_start`` repeats a tool request and the other event kinds are
+  lifecycle/telemetry: skipped silently; an event type never seen before is counted unknown.
+* The session folder's ``workspace.yaml`` ``summary`` is the title (read line by line: no YAML dependency).
+* The legacy ``.json`` is one object ``{sessionId, startTime, chatMessages, timeline}`` with OpenAI-style chat
+  messages; it is rewritten whole, so it is parsed whole (ingest re-parses it when size/mtime change).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.parsers.claude_code import project_name, project_root
+from wwt.parsers.common import (
+    bound_text,
+    flatten_text,
+    iso_timestamp,
+    iter_jsonl,
+    load_json_file,
+    nfc,
+    render_tool_call,
+)
+from wwt.parsers.noise import clean_user_text
+
+PLATFORM = "copilot-cli"
+EVENT_PREFIXES = ("session.", "user.", "assistant.", "tool.", "subagent.", "hook.", "skill.", "system.")
+IGNORED_EVENTS = frozenset({"tool.execution_start", "tool.execution_partial_result", "tool.user_requested", "abort"})
+# Frequent events that carry no conversation text (turn markers, model switches, notices).
+LIFECYCLE_EVENTS = frozenset({"assistant.turn_start", "assistant.turn_end", "session.info", "session.model_change",
+                              "session.resume", "session.truncation", "assistant.usage"})
+_SUMMARY_RE = re.compile(r"^summary:[ \t]*(.*)$", re.MULTILINE)
+
+
+class CopilotCliParser:
+    platform = PLATFORM
+
+    def default_roots(self) -> list[Path]:
+        home = copilot_home()
+        return [home / "session-state", home / "history-session-state"]
+
+    def detect(self, path: Path, head: bytes) -> bool:
+        return looks_like_copilot(path, head)
+
+    def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
+        report.platform = PLATFORM
+        path = Path(path)
+        if path.name.endswith(".jsonl"):
+            yield from _parse_events(path, report, start_offset)
+        else:
+            yield from _parse_legacy(path, report, start_offset)
+
+
+def copilot_home() -> Path:
+    """``$COPILOT_HOME`` (the CLI's own override) or ``~/.copilot``."""
+    raw = os.environ.get("COPILOT_HOME")
+    return Path(raw).expanduser() if raw else Path.home() / ".copilot"
+
+
+def is_event(obj: Any) -> bool:
+    """The event envelope: ``type`` string, ``data`` object, ``id``."""
+    return isinstance(obj, dict) and isinstance(obj.get("type"), str) and isinstance(obj.get("data"), dict) and "id" in obj
+
+
+def is_copilot_event(obj: Any) -> bool:
+    """An envelope whose type is one of the CLI's event families (what detection asks for)."""
+    return is_event(obj) and obj["type"].startswith(EVENT_PREFIXES)
+
+
+def looks_like_copilot(path: Path, head: bytes) -> bool:
+    """An event log whose first well-formed line is a Copilot event (``type`` like ``session.start`` with a
+    ``data`` object), or a legacy ``.json`` object holding ``sessionId`` and ``chatMessages``."""
+    name = path.name
+    if name.endswith(".jsonl"):
+        for raw in head.split(b"\n")[:20]:
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            return is_copilot_event(obj)
+        return False
+    if name.endswith(".json"):
+        text = head.lstrip()
+        return text.startswith(b"{") and b'"chatMessages"' in text and b'"sessionId"' in text
+    return False
+
+
+# --------------------------------------------------------------------------------------------- events
+
+
+def _read_title(folder: Path) -> str | None:
+    try:
+        text = (folder / "workspace.yaml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _SUMMARY_RE.search(text)
+    if not match:
+        return None
+    value = match.group(1).strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return nfc(value)[:200] if value and value not in ("|", ">", "null", "~") else None
+
+
+def _set_project(session: Session, cwd: Any, root: Any = None) -> None:
+    if session.project_path and cwd == session.cwd:
+        return  # a resumed session repeats its start: the folder was already resolved
+    if isinstance(cwd, str) and cwd.strip():
+        session.cwd = cwd.strip()
+    where = root if isinstance(root, str) and root.strip() else session.cwd
+    if where:
+        session.project_path = project_root(where.strip())
+        session.project = project_name(session.project_path)
+
+
+def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
+    folder_id = path.parent.name if path.name == "events.jsonl" else path.stem
+    session = Session(session_id=folder_id, platform=PLATFORM, source_path=str(path))
+    for offset, _end, obj in iter_jsonl(path, report, start_offset):
+        if not is_event(obj):
+            report.unknown_records += 1
+            continue
+        etype, data = obj["type"], obj["data"]
+        if etype in IGNORED_EVENTS or etype in LIFECYCLE_EVENTS:
+            continue
+        eid = str(obj.get("id") or f"@{offset}")
+        ts = iso_timestamp(obj.get("timestamp"))
+        parent = obj.get("parentId") if isinstance(obj.get("parentId"), str) else None
+        if etype == "session.start":
+            sid = data.get("sessionId")
+            if isinstance(sid, str) and sid.strip():
+                session.session_id = sid.strip()
+            context = data.get("context") if isinstance(data.get("context"), dict) else {}
+            _set_project(session, context.get("cwd"), context.get("gitRoot"))
+            if isinstance(context.get("branch"), str) and context["branch"].strip():
+                session.git_branch = context["branch"].strip()
+            session.started_at = iso_timestamp(data.get("startTime")) or ts
+        elif etype == "user.message":
+            content = data.get("content")
+            cleaned = clean_user_text(content if isinstance(content, str) else flatten_text(content))
+            if cleaned is None:
+                report.skipped_messages += 1
+                continue
+            session.messages.append(Message(eid, "user", "text", nfc(cleaned), ts, parent_id=parent))
+        elif etype == "assistant.message":
+            session.messages.extend(_assistant(eid, data, ts, parent))
+        elif etype == "assistant.reasoning":
+            text = data.get("content")
+            if isinstance(text, str) and text.strip():
+                session.messages.append(Message(eid, "assistant", "thinking", nfc(text.strip()), ts, parent_id=parent))
+        elif etype == "tool.execution_complete":
+            session.messages.append(_tool_result(eid, data, ts, parent))
+        elif etype not in IGNORED_EVENTS and not etype.startswith(("session.", "assistant.", "hook.", "subagent.")):
+            report.unknown_records += 1
+    session.title = _read_title(path.parent) if path.name == "events.jsonl" else None
+    stamps = [m.timestamp for m in session.messages if m.timestamp]
+    if stamps:
+        session.started_at = session.started_at or min(stamps)
+        session.ended_at = max(stamps)
+    if session.messages:
+        yield session
+
+
+def _assistant(eid: str, data: dict[str, Any], ts: str | None, parent: str | None) -> list[Message]:
+    out: list[Message] = []
+    text = data.get("content")
+    if isinstance(text, str) and text.strip():
+        out.append(Message(eid, "assistant", "text", nfc(text.strip()), ts, parent_id=parent))
+    requests = data.get("toolRequests") if isinstance(data.get("toolRequests"), list) else []
+    for index, request in enumerate(requests):
+        if not isinstance(request, dict):
+            continue
+        name = request.get("name") if isinstance(request.get("name"), str) else "tool"
+        call_id = str(request.get("toolCallId") or index)
+        out.append(
+            Message(f"{eid}#call:{call_id}", "assistant", "tool_call",
+                    nfc(render_tool_call(name, request.get("arguments"))), ts, tool_name=name, parent_id=parent)
+        )
+    return out
+
+
+def _tool_result(eid: str, data: dict[str, Any], ts: str | None, parent: str | None) -> Message:
+    result = data.get("result")
+    error = data.get("error")
+    if isinstance(result, dict):
+        text = result.get("content") if isinstance(result.get("content"), str) else flatten_text(result.get("content"))
+    else:
+        text = result if isinstance(result, str) else ""
+    if not text and error:
+        text = error.get("message", "") if isinstance(error, dict) else str(error)
+    failed = data.get("success") is False or bool(error)
+    name = data.get("toolName") if isinstance(data.get("toolName"), str) else None
+    return Message(f"{eid}#result", "user", "tool_result", nfc(bound_text(str(text or ""))), ts, tool_name=name,
+                   parent_id=parent, flags=frozenset({FLAG_ERROR}) if failed else frozenset())
+
+
+# --------------------------------------------------------------------------------------------- legacy
+
+
+def _parse_legacy(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
+    data = load_json_file(path, report)
+    if start_offset:
+        report.requires_full_reparse = True  # rewritten whole: the result replaces, never appends
+    if not isinstance(data, dict) or not isinstance(data.get("chatMessages"), list):
+        if data is not None:
+            report.unknown_records += 1
+            report.note("not a Copilot CLI session object: skipped")
+        return
+    sid = data.get("sessionId")
+    session = Session(
+        session_id=sid.strip() if isinstance(sid, str) and sid.strip() else path.stem,
+        platform=PLATFORM,
+        source_path=str(path),
+        started_at=iso_timestamp(data.get("startTime")),
+    )
+    names: dict[str, str] = {}
+    for index, raw in enumerate(data["chatMessages"]):
+        report.lines += 1
+        if not isinstance(raw, dict):
+            report.bad_lines += 1
+            continue
+        session.messages.extend(_legacy_message(index, raw, names, report))
+    for message in session.messages:
+        message.timestamp = session.started_at  # the chat list carries no time of its own
+    if session.messages:
+        yield session
+
+
+def _legacy_message(index: int, raw: dict[str, Any], names: dict[str, str], report: ParseReport) -> list[Message]:
+    role = raw.get("role")
+    text = flatten_text(raw.get("content"))
+    mid = f"#{index}"
+    if role == "user":
+        cleaned = clean_user_text(text)
+        if cleaned is None:
+            report.skipped_messages += 1
+            return []
+        return [Message(mid, "user", "text", nfc(cleaned))]
+    if role == "assistant":
+        out = [Message(mid, "assistant", "text", nfc(text.strip()))] if text.strip() else []
+        calls = raw.get("tool_calls") if isinstance(raw.get("tool_calls"), list) else []
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict):
+                continue
+            name = function.get("name") if isinstance(function.get("name"), str) else "tool"
+            call_id = str(call.get("id") or len(out))
+            names[call_id] = name
+            out.append(Message(f"{mid}#call:{call_id}", "assistant", "tool_call",
+                               nfc(render_tool_call(name, function.get("arguments"))), tool_name=name))
+        return out
+    if role == "tool":
+        call_id = str(raw.get("tool_call_id") or "")
+        return [Message(mid, "user", "tool_result", nfc(bound_text(text)), tool_name=names.get(call_id))]
+    if role == "system":
+        report.skipped_messages += 1  # the CLI's own instructions
+        return []
+    report.unknown_records += 1
+    return []

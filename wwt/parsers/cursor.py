@@ -1,0 +1,339 @@
+"""Cursor: the CLI agent's transcripts (``~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl``) and the
+editor's chats in its global ``state.vscdb`` (table ``cursorDiskKV``). Formats in docs/formats-notes.md.
+
+Decisions:
+* Transcript lines are ``{role, message: {content: [blocks]}}`` with no time: the session takes the file's
+  times (modification = last activity), messages carry none. The typed prompt is the ``<user_query>`` part of
+  a user message; what Cursor wraps around it (open files, rules, reminders) is not the user's words. Appended
+  lines are read from the last offset (message ids are byte offsets).
+* The editor database is read like OpenCode's: read-only URI, ``query_only``, never locking the editor's
+  writer. ``composerData:<id>`` gives the chat (title, times, ordered bubble headers or, in older versions,
+  an inline ``conversation``), ``bubbleId:<id>:<bubble>`` each message (type 1 user, 2 assistant; ``thinking``,
+  ``toolFormerData`` for tool calls). The project comes from the workspace databases that list the chat.
+  Whole-file source: every parse reads every chat.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.parsers.common import bound_text, flatten_text, iso_timestamp, iter_jsonl, nfc, render_tool_call
+from wwt.parsers.noise import clean_user_text
+from wwt.parsers.opencode import SQLITE_MAGIC, open_readonly
+
+PLATFORM = "cursor"
+DB_NAME = "state.vscdb"
+_QUERY_RE = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
+
+
+class CursorParser:
+    platform = PLATFORM
+
+    def default_roots(self) -> list[Path]:
+        # The editor's global database itself, not its globalStorage folder (every extension's files live there).
+        return [Path.home() / ".cursor" / "projects", cursor_user_dir() / "globalStorage" / DB_NAME]
+
+    def detect(self, path: Path, head: bytes) -> bool:
+        return looks_like_cursor(path, head)
+
+    def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
+        report.platform = PLATFORM
+        path = Path(path)
+        if path.name == DB_NAME:
+            if start_offset:
+                report.requires_full_reparse = True
+            try:
+                report.end_offset = path.stat().st_size
+            except OSError:
+                pass
+            yield from _parse_db(path, report)
+        else:
+            yield from _parse_transcript(path, report, start_offset)
+
+
+def cursor_user_dir() -> Path:
+    """The editor's ``User`` folder: ``~/Library/Application Support/Cursor/User`` on macOS, else
+    ``$XDG_CONFIG_HOME/Cursor/User`` (``~/.config``)."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "Cursor" / "User"
+    raw = os.environ.get("XDG_CONFIG_HOME")
+    return (Path(raw).expanduser() if raw else Path.home() / ".config") / "Cursor" / "User"
+
+
+def looks_like_cursor(path: Path, head: bytes) -> bool:
+    """The editor's global ``state.vscdb`` (SQLite, under a ``Cursor…/User/globalStorage`` folder) or a
+    transcript whose first line is ``{role, message: {content: [...]}}`` and that sits in ``agent-transcripts``
+    or opens with a ``<user_query>``."""
+    if path.name == DB_NAME:
+        return (
+            head.startswith(SQLITE_MAGIC)
+            and path.parent.name == "globalStorage"
+            and any(part.lower().startswith("cursor") for part in path.parts[:-2])
+        )
+    if not path.name.endswith(".jsonl"):
+        return False
+    for raw in head.split(b"\n")[:5]:
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            return False
+        if not (isinstance(obj, dict) and obj.get("role") in ("user", "assistant")):
+            return False
+        message = obj.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("content"), (list, str)):
+            return False
+        if set(obj) - {"role", "message"}:
+            return False  # Claude/Qwen/Codex lines carry more keys (uuid, type, timestamp, payload)
+        return "agent-transcripts" in path.parts or b"<user_query>" in raw
+    return False
+
+
+# ------------------------------------------------------------------------------------------ transcripts
+
+
+def _file_times(path: Path) -> tuple[str | None, str | None]:
+    try:
+        info = path.stat()
+    except OSError:
+        return None, None
+    born = getattr(info, "st_birthtime", None) or info.st_mtime
+    return iso_timestamp(min(born, info.st_mtime)), iso_timestamp(info.st_mtime)
+
+
+def _project_of(path: Path) -> str | None:
+    """``~/.cursor/projects/<slug>/agent-transcripts/…``: the slug is the workspace path with ``/`` as ``-``
+    (lossy), so its last part is the best name we have."""
+    parts = path.parts
+    if "agent-transcripts" in parts:
+        index = parts.index("agent-transcripts")
+        if index >= 1:
+            slug = parts[index - 1]
+            return slug.rsplit("-", 1)[-1] or slug
+    return None
+
+
+def user_query_text(text: str) -> str | None:
+    """What the user typed: the ``<user_query>`` parts when present (the rest is context Cursor adds)."""
+    queries = _QUERY_RE.findall(text)
+    if queries:
+        text = "\n\n".join(q for q in queries if q.strip())
+    return clean_user_text(text)
+
+
+def _parse_transcript(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
+    started, ended = _file_times(path)
+    sid = path.stem
+    session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), project=_project_of(path),
+                      started_at=started, ended_at=ended)
+    for offset, _end, obj in iter_jsonl(path, report, start_offset):
+        role = obj.get("role")
+        message = obj.get("message")
+        if role not in ("user", "assistant") or not isinstance(message, dict):
+            report.unknown_records += 1
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        mid = f"{sid}@{offset}"
+        if role == "user":
+            session.messages.extend(_user_blocks(mid, blocks, report))
+        else:
+            session.messages.extend(_assistant_blocks(mid, blocks))
+    if session.messages:
+        yield session
+
+
+def _user_blocks(mid: str, blocks: list[Any], report: ParseReport) -> list[Message]:
+    out: list[Message] = []
+    texts = []
+    for index, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_result":
+            text = flatten_text(block.get("content"))
+            failed = bool(block.get("is_error"))
+            out.append(Message(f"{mid}#result:{block.get('tool_use_id') or index}", "user", "tool_result",
+                               nfc(bound_text(text)), flags=frozenset({FLAG_ERROR}) if failed else frozenset()))
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+    if texts:
+        cleaned = user_query_text("\n\n".join(texts))
+        if cleaned is None:
+            report.skipped_messages += 1
+        else:
+            out.insert(0, Message(mid, "user", "text", nfc(cleaned)))
+    return out
+
+
+def _assistant_blocks(mid: str, blocks: list[Any]) -> list[Message]:
+    out: list[Message] = []
+    for index, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+            out.append(Message(f"{mid}#{index}", "assistant", "text", nfc(block["text"].strip())))
+        elif btype == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"].strip():
+            out.append(Message(f"{mid}#{index}", "assistant", "thinking", nfc(block["thinking"].strip())))
+        elif btype == "tool_use":
+            name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+            out.append(Message(f"{mid}#call:{block.get('id') or index}", "assistant", "tool_call",
+                               nfc(render_tool_call(name, block.get("input"))), tool_name=name))
+    return out
+
+
+# ------------------------------------------------------------------------------------------- database
+
+
+def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
+    try:
+        conn = open_readonly(path)
+    except sqlite3.Error as exc:
+        report.note(f"cannot open database: {exc}"[:200])
+        return
+    try:
+        with conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if "cursorDiskKV" not in tables:
+                report.note("no cursorDiskKV table: no editor chats")
+                return
+            composers = conn.execute(
+                "SELECT key, value FROM cursorDiskKV WHERE key LIKE 'composerData:%' ORDER BY key"
+            ).fetchall()
+            bubbles = {
+                key: value
+                for key, value in conn.execute("SELECT key, value FROM cursorDiskKV WHERE key LIKE 'bubbleId:%'")
+            }
+    except sqlite3.Error as exc:
+        report.note(f"database read error: {exc}"[:200])
+        return
+    finally:
+        conn.close()
+    folders = _workspace_folders(path)
+    for key, value in composers:
+        data = _loads(value, report)
+        if data is None:
+            continue
+        cid = data.get("composerId") if isinstance(data.get("composerId"), str) else key.split(":", 1)[1]
+        session = _composer_session(path, cid, data, bubbles, folders.get(cid), report)
+        if session is not None:
+            yield session
+
+
+def _loads(value: Any, report: ParseReport) -> dict[str, Any] | None:
+    report.lines += 1
+    try:
+        obj = json.loads(value) if isinstance(value, (str, bytes)) else None
+    except ValueError:
+        obj = None
+    if not isinstance(obj, dict):
+        report.bad_lines += 1
+        return None
+    return obj
+
+
+def _workspace_folders(db: Path) -> dict[str, str]:
+    """composerId → workspace folder, from ``workspaceStorage/*/workspace.json`` + the ``composer.composerData``
+    item of each workspace database beside the global one. Unreadable workspaces are skipped."""
+    out: dict[str, str] = {}
+    storage = db.parent.parent / "workspaceStorage"
+    try:
+        workspaces = [p for p in storage.iterdir() if p.is_dir()]
+    except OSError:
+        return out
+    for folder in workspaces:
+        try:
+            meta = json.loads((folder / "workspace.json").read_text(encoding="utf-8"))
+            uri = meta.get("folder") if isinstance(meta, dict) else None
+            if not isinstance(uri, str) or not uri.startswith("file://") or not (folder / DB_NAME).is_file():
+                continue
+            conn = open_readonly(folder / DB_NAME)
+            try:
+                row = conn.execute("SELECT value FROM ItemTable WHERE key = 'composer.composerData'").fetchone()
+            finally:
+                conn.close()
+            listed = json.loads(row[0]) if row else {}
+        except (OSError, ValueError, sqlite3.Error):
+            continue
+        where = unquote(urlparse(uri).path)
+        for item in listed.get("allComposers", []) if isinstance(listed, dict) else []:
+            if isinstance(item, dict) and isinstance(item.get("composerId"), str):
+                out[item["composerId"]] = where
+    return out
+
+
+def _composer_session(
+    path: Path, cid: str, data: dict[str, Any], bubbles: dict[str, Any], folder: str | None, report: ParseReport
+) -> Session | None:
+    name = data.get("name") if isinstance(data.get("name"), str) and data["name"].strip() else None
+    session = Session(
+        session_id=cid,
+        platform=PLATFORM,
+        source_path=str(path),
+        project=Path(folder).name if folder else None,
+        project_path=folder,
+        cwd=folder,
+        started_at=iso_timestamp(data.get("createdAt")),
+        ended_at=iso_timestamp(data.get("lastUpdatedAt")) or iso_timestamp(data.get("createdAt")),
+        title=nfc(name.strip())[:200] if name else None,
+    )
+    headers = data.get("fullConversationHeadersOnly")
+    if isinstance(headers, list) and headers:
+        items = []
+        for header in headers:
+            bid = header.get("bubbleId") if isinstance(header, dict) else None
+            raw = bubbles.get(f"bubbleId:{cid}:{bid}") if bid else None
+            bubble = _loads(raw, report) if raw is not None else None
+            if bubble is not None:
+                bubble.setdefault("bubbleId", bid)
+                items.append(bubble)
+    else:
+        items = [b for b in data.get("conversation") or [] if isinstance(b, dict)]  # older: inline bubbles
+    for index, bubble in enumerate(items):
+        session.messages.extend(_bubble(cid, index, bubble, session.started_at, report))
+    return session if session.messages else None
+
+
+def _bubble(cid: str, index: int, bubble: dict[str, Any], default_ts: str | None, report: ParseReport) -> list[Message]:
+    bid = str(bubble.get("bubbleId") or index)
+    ts = iso_timestamp(bubble.get("createdAt")) or default_ts
+    text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
+    if bubble.get("type") == 1:
+        cleaned = clean_user_text(text)
+        if cleaned is None:
+            report.skipped_messages += 1
+            return []
+        return [Message(bid, "user", "text", nfc(cleaned), ts)]
+    if bubble.get("type") != 2:
+        report.unknown_records += 1
+        return []
+    out: list[Message] = []
+    thinking = bubble.get("thinking")
+    thought = thinking.get("text") if isinstance(thinking, dict) else None
+    if isinstance(thought, str) and thought.strip():
+        out.append(Message(f"{bid}#thinking", "assistant", "thinking", nfc(thought.strip()), ts))
+    if text.strip():
+        out.append(Message(bid, "assistant", "text", nfc(text.strip()), ts))
+    tool = bubble.get("toolFormerData")
+    if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+        name = tool["name"]
+        out.append(Message(f"{bid}#call", "assistant", "tool_call", nfc(render_tool_call(name, tool.get("rawArgs"))),
+                           ts, tool_name=name))
+        result = tool.get("result")
+        if result not in (None, ""):
+            body = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+            failed = tool.get("status") == "error"
+            out.append(Message(f"{bid}#result", "user", "tool_result", nfc(bound_text(body)), ts, tool_name=name,
+                               flags=frozenset({FLAG_ERROR}) if failed else frozenset()))
+    return out

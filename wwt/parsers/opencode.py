@@ -1,0 +1,311 @@
+"""OpenCode sessions: the SQLite ``opencode.db`` (tables ``session``/``message``/``part``) in OpenCode's data
+folder, and the older JSON tree ``storage/{session,message,part}`` (docs/formats-notes.md).
+
+Decisions:
+* The database is the app's live store: opened read-only through a ``file:…?mode=ro`` URI with ``query_only``
+  and a short busy timeout, read in one pass, closed. A reader never blocks OpenCode's writer in WAL mode;
+  when read-only opening fails (a read-only folder without the ``-shm`` file), ``immutable=1`` is tried.
+* It is a whole-file source: every parse reads every session (ingest re-parses it when its size or mtime
+  changes and diffs by message id); ``start_offset`` is ignored and ``requires_full_reparse`` is set.
+* A message is ``{role, …}`` with its parts: user text parts that are ``synthetic`` (file contents, tool
+  attachments, reminders OpenCode adds) or ``ignored`` are not the user's words; reasoning → thinking; a
+  ``tool`` part → tool call + its result (``state.output``; ``status: error`` → the error, flagged).
+  Snapshots, patches, step markers, agent/subtask/retry/compaction parts are bookkeeping.
+* A JSON-tree session is skipped (noted) when ``opencode.db`` sits beside ``storage/``: OpenCode migrated it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.parsers.claude_code import project_name, project_root
+from wwt.parsers.common import bound_text, iso_timestamp, load_json_file, nfc, render_tool_call
+from wwt.parsers.noise import clean_user_text
+
+PLATFORM = "opencode"
+DB_NAME = "opencode.db"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BOOKKEEPING_PARTS = frozenset(
+    {"step-start", "step-finish", "snapshot", "patch", "agent", "subtask", "retry", "compaction", "file"}
+)
+
+
+class OpenCodeParser:
+    platform = PLATFORM
+
+    def default_roots(self) -> list[Path]:
+        # The database and the session files only: the JSON tree's message/ and part/ folders hold a file per
+        # message part (tens of thousands), which discovery would otherwise open on every ingest.
+        data = opencode_data_dir()
+        return [data / DB_NAME, data / "storage" / "session"]
+
+    def detect(self, path: Path, head: bytes) -> bool:
+        return looks_like_opencode(path, head)
+
+    def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
+        report.platform = PLATFORM
+        path = Path(path)
+        if start_offset:
+            report.requires_full_reparse = True  # whole-file source: the result replaces, never appends
+        try:
+            report.end_offset = path.stat().st_size
+        except OSError:
+            pass
+        if path.name.endswith(".db"):
+            yield from _parse_db(path, report)
+        else:
+            yield from _parse_json_session(path, report)
+
+
+def opencode_data_dir() -> Path:
+    """``$XDG_DATA_HOME/opencode`` or ``~/.local/share/opencode`` (OpenCode's xdg-basedir data folder)."""
+    raw = os.environ.get("XDG_DATA_HOME")
+    base = Path(raw).expanduser() if raw else Path.home() / ".local" / "share"
+    return base / "opencode"
+
+
+def looks_like_opencode(path: Path, head: bytes) -> bool:
+    """``opencode.db`` (an SQLite file by its magic bytes), or a ``storage/session/<project>/ses_*.json`` whose
+    object names its id."""
+    if path.name == DB_NAME:
+        return head.startswith(SQLITE_MAGIC)
+    if not path.name.endswith(".json") or not path.name.startswith("ses_"):
+        return False
+    parents = path.parents
+    if len(parents) < 3 or parents[1].name != "session" or parents[2].name != "storage":
+        return False
+    return head.lstrip().startswith(b"{") and b'"id"' in head
+
+
+# ------------------------------------------------------------------------------------------- database
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """An app's live SQLite database opened so that we never write it nor hold up its writer."""
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=0.5)
+        conn.execute("PRAGMA query_only = 1")
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return conn
+    except sqlite3.OperationalError:
+        conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=0.5)
+        conn.execute("PRAGMA query_only = 1")
+        return conn
+
+
+def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
+    try:
+        conn = open_readonly(path)
+    except sqlite3.Error as exc:
+        report.note(f"cannot open database: {exc}"[:200])
+        return
+    try:
+        with conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if not {"session", "message", "part"} <= tables:
+                report.note("not an OpenCode database (no session/message/part tables)")
+                report.unknown_records += 1
+                return
+            sessions = conn.execute(
+                "SELECT id, parent_id, directory, title, time_created, time_updated FROM session"
+                " ORDER BY time_created, id"
+            ).fetchall()
+            messages = conn.execute(
+                "SELECT id, session_id, time_created, data FROM message ORDER BY session_id, time_created, id"
+            ).fetchall()
+            parts = conn.execute("SELECT id, message_id, data FROM part ORDER BY message_id, id").fetchall()
+    except sqlite3.Error as exc:
+        report.note(f"database read error: {exc}"[:200])
+        return
+    finally:
+        conn.close()
+    parts_by_message: dict[str, list[dict[str, Any]]] = {}
+    for pid, mid, data in parts:
+        obj = _loads(data, report)
+        if obj is not None:
+            obj["id"] = pid
+            parts_by_message.setdefault(mid, []).append(obj)
+    messages_by_session: dict[str, list[dict[str, Any]]] = {}
+    for mid, sid, created, data in messages:
+        obj = _loads(data, report)
+        if obj is not None:
+            obj["id"] = mid
+            if not isinstance(obj.get("time"), dict):
+                obj["time"] = {}
+            obj["time"].setdefault("created", created)
+            messages_by_session.setdefault(sid, []).append(obj)
+    for sid, parent, directory, title, created, updated in sessions:
+        info = {"id": sid, "parentID": parent, "directory": directory, "title": title,
+                "time": {"created": created, "updated": updated}}
+        session = _build(path, info, messages_by_session.get(sid, []), parts_by_message, report)
+        if session is not None:
+            yield session
+
+
+def _loads(data: Any, report: ParseReport) -> dict[str, Any] | None:
+    report.lines += 1
+    try:
+        obj = json.loads(data) if isinstance(data, (str, bytes)) else None
+    except ValueError:
+        obj = None
+    if not isinstance(obj, dict):
+        report.bad_lines += 1
+        return None
+    return obj
+
+
+# ------------------------------------------------------------------------------------------ JSON tree
+
+
+def _parse_json_session(path: Path, report: ParseReport) -> Iterator[Session]:
+    storage = path.parents[2]
+    if (storage.parent / DB_NAME).is_file():
+        report.note(f"superseded by {storage.parent / DB_NAME}: skipped")
+        return
+    info = load_json_file(path, report)
+    if not isinstance(info, dict) or not isinstance(info.get("id"), str):
+        report.unknown_records += 1
+        return
+    sid = info["id"]
+    messages: list[dict[str, Any]] = []
+    parts_by_message: dict[str, list[dict[str, Any]]] = {}
+    for file in _json_files(storage / "message" / sid):
+        obj = _load(file, report)
+        if obj is None:
+            continue
+        obj.setdefault("id", file.stem)
+        messages.append(obj)
+        parts_by_message[obj["id"]] = [
+            p for p in (_load(f, report) for f in _json_files(storage / "part" / str(obj["id"]))) if p is not None
+        ]
+    messages.sort(key=lambda m: (_created(m), str(m.get("id"))))
+    for parts in parts_by_message.values():
+        parts.sort(key=lambda p: str(p.get("id")))
+    session = _build(path, info, messages, parts_by_message, report)
+    if session is not None:
+        yield session
+
+
+def _json_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.name.endswith(".json"))
+    except OSError:
+        return []
+
+
+def _load(path: Path, report: ParseReport) -> dict[str, Any] | None:
+    report.lines += 1
+    scratch = ParseReport(path=str(path))
+    obj = load_json_file(path, scratch)
+    if not isinstance(obj, dict):
+        report.bad_lines += 1
+        return None
+    return obj
+
+
+def _created(message: dict[str, Any]) -> float:
+    time = message.get("time")
+    value = time.get("created") if isinstance(time, dict) else None
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+# ------------------------------------------------------------------------------------------- building
+
+
+def _build(
+    path: Path,
+    info: dict[str, Any],
+    messages: Iterable[dict[str, Any]],
+    parts_by_message: dict[str, list[dict[str, Any]]],
+    report: ParseReport,
+) -> Session | None:
+    directory = info.get("directory") if isinstance(info.get("directory"), str) else None
+    time = info.get("time") if isinstance(info.get("time"), dict) else {}
+    root = project_root(directory) if directory else None
+    title = info.get("title") if isinstance(info.get("title"), str) and info["title"].strip() else None
+    session = Session(
+        session_id=str(info["id"]),
+        platform=PLATFORM,
+        source_path=str(path),
+        project=project_name(root) if root else None,
+        project_path=root,
+        cwd=directory,
+        started_at=iso_timestamp(time.get("created")),
+        ended_at=iso_timestamp(time.get("updated")),
+        title=nfc(title.strip())[:200] if title else None,
+        parent_session_id=info.get("parentID") if isinstance(info.get("parentID"), str) else None,
+    )
+    for message in messages:
+        session.messages.extend(_message(message, parts_by_message.get(str(message.get("id")), []), report))
+    if not session.messages:
+        return None
+    stamps = [m.timestamp for m in session.messages if m.timestamp]
+    if stamps:
+        session.started_at = min([*stamps, *([session.started_at] if session.started_at else [])])
+        session.ended_at = max([*stamps, *([session.ended_at] if session.ended_at else [])])
+    return session
+
+
+def _message(message: dict[str, Any], parts: list[dict[str, Any]], report: ParseReport) -> list[Message]:
+    role = message.get("role")
+    mid = str(message.get("id"))
+    ts = iso_timestamp(_created(message) or None)
+    if role == "user":
+        typed = [
+            p["text"] for p in parts
+            if p.get("type") == "text" and isinstance(p.get("text"), str) and not p.get("synthetic")
+            and not p.get("ignored")
+        ]
+        cleaned = clean_user_text("\n\n".join(t for t in typed if t.strip()))
+        if cleaned is None:
+            report.skipped_messages += 1
+            return []
+        return [Message(mid, "user", "text", nfc(cleaned), ts)]
+    if role != "assistant":
+        report.unknown_records += 1
+        return []
+    out: list[Message] = []
+    for part in parts:
+        ptype, pid = part.get("type"), str(part.get("id"))
+        pts = iso_timestamp(_part_start(part)) or ts
+        if ptype == "text" and isinstance(part.get("text"), str) and part["text"].strip():
+            out.append(Message(pid, "assistant", "text", nfc(part["text"].strip()), pts, parent_id=mid))
+        elif ptype == "reasoning" and isinstance(part.get("text"), str) and part["text"].strip():
+            out.append(Message(pid, "assistant", "thinking", nfc(part["text"].strip()), pts, parent_id=mid))
+        elif ptype == "tool":
+            out.extend(_tool(pid, mid, part, pts))
+        elif ptype not in BOOKKEEPING_PARTS and ptype not in ("text", "reasoning"):
+            report.unknown_records += 1
+    return out
+
+
+def _part_start(part: dict[str, Any]) -> Any:
+    for holder in (part.get("time"), (part.get("state") or {}).get("time") if isinstance(part.get("state"), dict) else None):
+        if isinstance(holder, dict) and holder.get("start"):
+            return holder["start"]
+    return None
+
+
+def _tool(pid: str, mid: str, part: dict[str, Any], ts: str | None) -> list[Message]:
+    name = part.get("tool") if isinstance(part.get("tool"), str) else "tool"
+    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    call_id = str(part.get("callID") or pid)
+    out = [Message(f"{pid}#call:{call_id}", "assistant", "tool_call", nfc(render_tool_call(name, state.get("input"))),
+                   ts, tool_name=name, parent_id=mid)]
+    status = state.get("status")
+    if status == "completed":
+        text = state.get("output") if isinstance(state.get("output"), str) else ""
+        out.append(Message(f"{pid}#result:{call_id}", "user", "tool_result", nfc(bound_text(text)), ts, tool_name=name,
+                           parent_id=mid))
+    elif status == "error":
+        text = state.get("error") if isinstance(state.get("error"), str) else "error"
+        out.append(Message(f"{pid}#result:{call_id}", "user", "tool_result", nfc(bound_text(text)), ts, tool_name=name,
+                           parent_id=mid, flags=frozenset({FLAG_ERROR})))
+    return out

@@ -1,0 +1,265 @@
+"""Qwen Code chat logs (``~/.qwen/projects/<sanitised cwd>/chats/<sessionId>.jsonl``).
+
+Written by Qwen Code's ``ChatRecordingService`` (docs/formats-notes.md): append-only JSONL, one ``ChatRecord`` a
+line — Claude Code's envelope (``uuid``, ``parentUuid``, ``sessionId``, ``timestamp``, ``type``, ``subtype``,
+``cwd``, ``version``, ``gitBranch``) around a Gemini ``Content`` (``message: {role, parts}``).
+
+Decisions:
+* ``type: user`` without subtype (and ``mid_turn_user_message``) is what the human typed: the writer's
+  ``systemPayload.displayText`` (the prompt before @-file expansion and hook context) is preferred to the
+  model-bound parts. Notifications, cron prompts and goal-runtime messages are ``user`` records written by
+  the tool, never the human's words: skipped (counted).
+* ``assistant`` parts: ``thought`` text → thinking, text → text, ``functionCall`` → tool call.
+* ``tool_result`` parts ``functionResponse`` → tool result; ``toolCallResult.status == "error"`` flags it.
+* ``system`` records: ``custom_title`` gives the title (last wins), ``parent_session`` the parent, a
+  ``slash_command`` invocation with arguments is kept as ``/name args`` (a bare command is a UI action);
+  the other subtypes (telemetry, compression checkpoints, snapshots…) are bookkeeping, skipped silently.
+* A subagent transcript (``subagents/…/agent-*.jsonl``, records with ``isSidechain``/``agentId``) is its own
+  session ``<sessionId>:<file stem>`` whose parent is ``sessionId``; sidechain lines in a main file are flagged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from wwt.models import FLAG_ERROR, FLAG_QUEUED, FLAG_SIDECHAIN, Message, ParseReport, Session
+from wwt.parsers.claude_code import project_name, project_root
+from wwt.parsers.common import bound_text, iso_timestamp, iter_jsonl, nfc, render_tool_call
+from wwt.parsers.gemini_cli import _response_text
+from wwt.parsers.noise import clean_user_text
+
+PLATFORM = "qwen-code"
+ENVELOPE_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
+INJECTED_USER_SUBTYPES = frozenset({"notification", "cron", "goal_runtime", "agent_launch_prompt"})
+_PARTS_MESSAGE_RE = re.compile(rb'"message"\s*:\s*\{\s*"role"\s*:\s*"[A-Za-z]+"\s*,\s*"parts"\s*:')
+
+
+class QwenCodeParser:
+    platform = PLATFORM
+
+    def default_roots(self) -> list[Path]:
+        return [qwen_runtime_dir() / "projects"]
+
+    def detect(self, path: Path, head: bytes) -> bool:
+        return looks_like_qwen(path, head)
+
+    def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
+        report.platform = PLATFORM
+        yield from _parse(Path(path), report, start_offset)
+
+
+def qwen_runtime_dir() -> Path:
+    """``$QWEN_RUNTIME_DIR`` (Qwen's own override for session data, config/storage.ts) or ``~/.qwen``."""
+    raw = os.environ.get("QWEN_RUNTIME_DIR")
+    return Path(raw).expanduser() if raw else Path.home() / ".qwen"
+
+
+def is_qwen_record(obj: Any) -> bool:
+    """One decoded line with Qwen's envelope: a Gemini-style message, or a ``tool_result``/``system``
+    record carrying ``uuid`` + ``sessionId`` (Claude Code writes neither a top-level ``tool_result`` type nor
+    a ``parts`` message)."""
+    if not isinstance(obj, dict) or obj.get("type") not in ENVELOPE_TYPES:
+        return False
+    if "uuid" not in obj or "sessionId" not in obj:
+        return False
+    message = obj.get("message")
+    if isinstance(message, dict):
+        return "parts" in message and "content" not in message
+    return obj.get("type") == "tool_result"
+
+
+def looks_like_qwen(path: Path, head: bytes) -> bool:
+    """A ``.jsonl`` whose first records are Qwen envelopes (a corrupt line or bookkeeping ``system`` lines
+    before them are tolerated); a first line longer than the head counts when it opens a ``parts`` message."""
+    if not path.name.endswith(".jsonl") or not head.lstrip().startswith(b"{"):
+        return False
+    lines = head.split(b"\n")
+    for index, raw in enumerate(lines[:20]):
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            if index == len(lines) - 1:  # cut by the end of the head
+                return bool(_PARTS_MESSAGE_RE.search(raw)) and b'"sessionId"' in raw
+            continue
+        if not isinstance(obj, dict):
+            return False
+        if is_qwen_record(obj):
+            return True
+        if obj.get("type") == "system" and "uuid" in obj and "sessionId" in obj and "message" not in obj:
+            if _in_qwen_chats(path):
+                return True
+            continue  # bookkeeping first; the conversation lines decide
+        return False
+    return False
+
+
+def _in_qwen_chats(path: Path) -> bool:
+    parents = path.parents
+    return len(parents) > 2 and parents[0].name == "chats" and parents[2].name == "projects"
+
+
+# --------------------------------------------------------------------------------------------- reading
+
+
+def _parse(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
+    sessions: dict[str, Session] = {}
+    for offset, _end, obj in iter_jsonl(path, report, start_offset):
+        if not is_qwen_record(obj) and not (obj.get("type") == "system" and "sessionId" in obj):
+            report.unknown_records += 1
+            continue
+        sid = obj.get("sessionId")
+        if not isinstance(sid, str) or not sid.strip():
+            report.unknown_records += 1
+            continue
+        session = sessions.get(sid)
+        if session is None:
+            session = sessions[sid] = _new_session(path, sid.strip(), obj)
+        _apply(obj, offset, session, report)
+    for session in sessions.values():
+        stamps = [m.timestamp for m in session.messages if m.timestamp]
+        session.started_at = min(stamps) if stamps else None
+        session.ended_at = max(stamps) if stamps else None
+        if session.messages or session.title:
+            yield session
+
+
+def _new_session(path: Path, sid: str, obj: dict[str, Any]) -> Session:
+    session_id, parent = sid, None
+    if path.name.startswith("agent-") and (obj.get("isSidechain") or obj.get("agentId")):
+        session_id, parent = f"{sid}:{path.stem}", sid  # subagent transcript: its own session
+    return Session(session_id=session_id, platform=PLATFORM, source_path=str(path), parent_session_id=parent)
+
+
+def _apply(obj: dict[str, Any], offset: int, session: Session, report: ParseReport) -> None:
+    cwd = obj.get("cwd")
+    if isinstance(cwd, str) and cwd.strip() and session.cwd is None:
+        session.cwd = cwd.strip()
+        session.project_path = project_root(session.cwd)
+        session.project = project_name(session.project_path)
+    branch = obj.get("gitBranch")
+    if isinstance(branch, str) and branch.strip():
+        session.git_branch = branch.strip()
+    rtype, subtype = obj.get("type"), obj.get("subtype")
+    uid = str(obj.get("uuid") or f"@{offset}")
+    parent = obj.get("parentUuid") if isinstance(obj.get("parentUuid"), str) else None
+    ts = iso_timestamp(obj.get("timestamp"))
+    flags = frozenset({FLAG_SIDECHAIN}) if obj.get("isSidechain") and session.parent_session_id is None else frozenset()
+    payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
+    if rtype == "system":
+        _apply_system(subtype, payload, uid, parent, ts, session, report)
+        return
+    parts = _parts(obj.get("message"))
+    if rtype == "user":
+        if subtype in INJECTED_USER_SUBTYPES:
+            report.skipped_messages += 1
+            return
+        if subtype not in (None, "mid_turn_user_message"):
+            report.unknown_records += 1
+            return
+        if subtype == "mid_turn_user_message":
+            flags |= {FLAG_QUEUED}
+        session.messages.extend(_results(uid, parts, obj, ts, flags))
+        display = payload.get("displayText")
+        text = display if isinstance(display, str) and display.strip() else _text(parts)
+        cleaned = clean_user_text(text)
+        if cleaned is None:
+            if not any("functionResponse" in p for p in parts if isinstance(p, dict)):
+                report.skipped_messages += 1
+            return
+        session.messages.append(Message(uid, "user", "text", nfc(cleaned), ts, parent_id=parent, flags=flags))
+    elif rtype == "assistant":
+        session.messages.extend(_assistant(uid, parts, ts, parent, flags))
+    elif rtype == "tool_result":
+        session.messages.extend(_results(uid, parts, obj, ts, flags))
+
+
+def _apply_system(
+    subtype: Any, payload: dict[str, Any], uid: str, parent: str | None, ts: str | None, session: Session,
+    report: ParseReport,
+) -> None:
+    if subtype == "custom_title":
+        title = payload.get("customTitle")
+        if isinstance(title, str) and title.strip():
+            session.title = nfc(title.strip())[:200]
+    elif subtype == "parent_session":
+        pid = payload.get("parentSessionId")
+        if isinstance(pid, str) and pid.strip() and session.parent_session_id is None:
+            session.parent_session_id = pid.strip()
+    elif subtype == "slash_command" and payload.get("phase") == "invocation":
+        raw = payload.get("rawCommand")
+        command = raw.strip() if isinstance(raw, str) else ""
+        if " " in command and command.startswith("/"):  # arguments carry intent; a bare command does not
+            session.messages.append(Message(uid, "user", "text", nfc(command), ts, parent_id=parent))
+        else:
+            report.skipped_messages += 1
+
+
+def _parts(message: Any) -> list[Any]:
+    if not isinstance(message, dict):
+        return []
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        return parts
+    return [parts] if parts is not None else []
+
+
+def _text(parts: list[Any]) -> str:
+    texts = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
+            texts.append(part["text"])
+    return "\n\n".join(t for t in texts if t.strip())
+
+
+def _assistant(uid: str, parts: list[Any], ts: str | None, parent: str | None, flags: frozenset[str]) -> list[Message]:
+    out: list[Message] = []
+    thoughts = [
+        p["text"] for p in parts if isinstance(p, dict) and p.get("thought") and isinstance(p.get("text"), str)
+    ]
+    thinking = "\n\n".join(t for t in thoughts if t.strip())
+    if thinking:
+        out.append(Message(f"{uid}#thinking", "assistant", "thinking", nfc(thinking), ts, parent_id=parent, flags=flags))
+    text = _text(parts).strip()
+    if text:
+        out.append(Message(uid, "assistant", "text", nfc(text), ts, parent_id=parent, flags=flags))
+    for index, part in enumerate(parts):
+        call = part.get("functionCall") if isinstance(part, dict) else None
+        if not isinstance(call, dict):
+            continue
+        name = call.get("name") if isinstance(call.get("name"), str) else "tool"
+        call_id = str(call.get("id") or index)
+        out.append(
+            Message(f"{uid}#call:{call_id}", "assistant", "tool_call", nfc(render_tool_call(name, call.get("args"))),
+                    ts, tool_name=name, parent_id=parent, flags=flags)
+        )
+    return out
+
+
+def _results(uid: str, parts: list[Any], obj: dict[str, Any], ts: str | None, flags: frozenset[str]) -> list[Message]:
+    out: list[Message] = []
+    info = obj.get("toolCallResult") if isinstance(obj.get("toolCallResult"), dict) else {}
+    for index, part in enumerate(parts):
+        response = part.get("functionResponse") if isinstance(part, dict) else None
+        if not isinstance(response, dict):
+            continue
+        text, failed = _response_text(response)
+        if not text.strip() and isinstance(info.get("resultDisplay"), str):
+            text = info["resultDisplay"]
+        failed = failed or info.get("status") == "error" or bool(info.get("error"))
+        call_id = str(response.get("id") or index)
+        name = response.get("name") if isinstance(response.get("name"), str) else None
+        out.append(
+            Message(f"{uid}#result:{call_id}", "user", "tool_result", nfc(bound_text(text)), ts, tool_name=name,
+                    flags=flags | {FLAG_ERROR} if failed else flags)
+        )
+    return out

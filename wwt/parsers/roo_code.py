@@ -1,0 +1,23 @@
+"""Roo Code task logs (VS Code extension ``rooveterinaryinc.roo-cline``, a Cline fork): the same
+``tasks/<id>/ui_messages.json`` layout and message kinds, read by ``cline.parse_task`` under its own platform."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wwt.parsers.cline import ClineParser, editor_global_storage
+
+PLATFORM = "roo-code"
+EXTENSION_ID = "rooveterinaryinc.roo-cline"
+
+
+class RooCodeParser(ClineParser):
+    platform = PLATFORM
+    marker = EXTENSION_ID
+
+    def default_roots(self) -> list[Path]:
+        return [root / "tasks" for root in editor_global_storage(EXTENSION_ID)]
+
+    def owns(self, path: Path) -> bool:
+        """Only task logs under Roo Code's own storage folder (Cline claims the rest)."""
+        return "roo-cline" in str(path).lower()
