@@ -9,6 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 PLATFORMS = ("claude-code", "gemini-cli", "codex-cli")
+PLATFORM_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli"}
+
+
+def platform_named(name: str) -> str | None:
+    """A platform from its name or short alias (any case, as the CLI's ``--source`` and MCP's ``source``
+    take it); None when it names none."""
+    value = name.strip().lower()
+    value = PLATFORM_ALIASES.get(value, value)
+    return value if value in PLATFORMS else None
 
 # Message flags (a message may carry several).
 FLAG_SIDECHAIN = "sidechain"  # Claude isSidechain / inline subagent exchange

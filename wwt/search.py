@@ -15,6 +15,7 @@ Rules kept as small pure functions so tests can pin them:
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -35,6 +36,13 @@ RESUME_COMMANDS = {
     # Codex keeps every rollout under ~/.codex/sessions and resumes by thread id from anywhere.
     "codex-cli": "codex resume {id}",
 }
+RESUME_IN_CWD = ("claude-code", "gemini-cli")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# The ids each agent's resume command takes (agent-log-formats.md): Claude Code a UUID (the transcript's stem;
+# Anthropic's SDK rejects other stems), Gemini CLI the session UUID (`--resume` takes "latest", a list index or
+# the UUID), Codex the thread id (a UUIDv7). An id of another shape came from a log we cannot vouch for: no
+# command is offered for it, the hit itself still shows.
+RESUME_ID_SHAPES = {"claude-code": _UUID, "gemini-cli": _UUID, "codex-cli": _UUID}
 
 
 class ChunkLike(Protocol):
@@ -112,9 +120,28 @@ def session_score(chunk_scores: Sequence[float]) -> float:
     return ordered[0] + SECOND_CHUNK_BONUS * sum(ordered[1:CHUNKS_PER_SESSION])
 
 
+def resumable(platform: str, session_id: str) -> bool:
+    """Does ``session_id`` have the shape ``platform``'s resume command takes?"""
+    shape = RESUME_ID_SHAPES.get(platform)
+    return bool(shape and shape.fullmatch(session_id))
+
+
 def resume_command(platform: str, session_id: str) -> str | None:
+    """The agent's resume command for this session; None for an agent without one or an id of the wrong
+    shape. Every interpolated value is shell-quoted (a no-op for a well-formed id)."""
     template = RESUME_COMMANDS.get(platform)
-    return template.format(id=session_id) if template else None
+    if not template or not resumable(platform, session_id):
+        return None
+    return template.format(id=shlex.quote(session_id))
+
+
+def resume_line(platform: str, session_id: str, cwd: str | None) -> str | None:
+    """``resume_command`` to paste as is: Claude Code and Gemini CLI find sessions per project folder, so
+    theirs starts with a (quoted) ``cd`` into the session's cwd."""
+    command = resume_command(platform, session_id)
+    if command and platform in RESUME_IN_CWD and cwd:
+        return f"cd {shlex.quote(cwd)} && {command}"
+    return command
 
 
 def group_by_session(
