@@ -63,5 +63,5 @@ def check_length(what: str, value: str | None, limit: int) -> str | None:
 def check_range(what: str, value: int, low: int, high: int) -> int:
     """``value`` unchanged, or ``UsageError`` when it is outside ``low..high``."""
     if not low <= value <= high:
-        raise UsageError(f"{what} must be between {low:,} and {high:,} (got {echo(value, 40)})")
+        raise UsageError(f"{what} must be between {low:,} and {high:,} (got {str(value)[:40]})")
     return value
