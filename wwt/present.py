@@ -7,6 +7,7 @@ so Korean/Chinese excerpts wrap correctly inside 80–120 columns.
 from __future__ import annotations
 
 import re
+import shlex
 from datetime import datetime
 from typing import Any
 
@@ -74,11 +75,13 @@ def resume_line(hit: SessionHit) -> str | None:
 
 
 def no_resume_reason(hit: SessionHit) -> str:
-    """Why a hit has no resume line, for the terminal."""
+    """Why a hit has no resume line, for the terminal — and, since the id is then shown nowhere else, the
+    (quoted) command that reads the session."""
     name = PLATFORM_NAMES.get(hit.platform, hit.platform)
+    show = f"; read it with: wwt show {shlex.quote(hit.session_id)}" if len(hit.session_id) <= 200 else ""
     if hit.platform in RESUME_COMMANDS:
-        return f"not offered: the session id is not a {name} session id"
-    return f"not supported for {name}"
+        return f"not offered: the session id is not a {name} session id{show}"
+    return f"not supported for {name}{show}"
 
 
 def hits_to_json(query: str, outcome: SearchOutcome, filters: Filters, scope: str) -> dict[str, Any]:
