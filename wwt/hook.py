@@ -65,7 +65,7 @@ class TopLevelScanner:
     match: only keys at depth 1 count. Feed chunks with ``feed``; ``found`` holds what was seen (last wins)."""
 
     _OUTSIDE = re.compile(rb'["{}\[\],:]')
-    _INSIDE = re.compile(rb'["\\]')
+    _STRING_BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)  # up to the closing quote (or a lone \ at the end)
     MAX_VALUE_BYTES = 4 * MAX_PATH_CHARS
 
     def __init__(self, keys: tuple[str, ...] = SCANNED_KEYS) -> None:
@@ -88,13 +88,12 @@ class TopLevelScanner:
                     self._keep(chunk[i : i + 1])
                     self.escape, i = False, i + 1
                     continue
-                match = self._INSIDE.search(chunk, i)
-                if match is None:
-                    self._keep(chunk[i:])
-                    return
-                j = match.start()
+                match = self._STRING_BODY.match(chunk, i)
+                j = match.end() if match else i
                 self._keep(chunk[i:j])
-                if chunk[j] == 0x5C:  # backslash: keep it and the escaped byte
+                if j >= n:
+                    return
+                if chunk[j] == 0x5C:  # a backslash ends the chunk: the escaped byte comes with the next one
                     self._keep(b"\\")
                     self.escape, i = True, j + 1
                 else:
