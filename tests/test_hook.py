@@ -319,3 +319,35 @@ def test_a_gemini_payload_bigger_than_the_stdin_cap_still_names_its_transcript(
     assert queued_paths(data) == [str(transcript)], (data / "ingest.log").read_text()[-500:]
     assert elapsed < HOOK_LIMIT_S
     _stop_worker(data)
+
+
+def test_a_writer_that_never_stops_is_cut_off(env: dict[str, str]) -> None:
+    """Whitespace forever (valid JSON never comes): the hook gives up after its total read limit."""
+    import threading
+
+    from wwt.limits import HOOK_STDIN_MAX_S
+
+    proc = subprocess.Popen([sys.executable, "-m", "wwt", "hook", "claude"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdin is not None
+    stdin = proc.stdin
+
+    def flood() -> None:
+        try:
+            while True:
+                stdin.write(b" " * 4096)
+                stdin.flush()
+                time.sleep(0.01)
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+    writer = threading.Thread(target=flood, daemon=True)
+    started = time.perf_counter()
+    writer.start()
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the hook kept reading a writer that never stops")
+    assert code == 0 and time.perf_counter() - started < HOOK_STDIN_MAX_S + HOOK_LIMIT_S
+    assert "ignored hook call" in (Path(env["WWT_HOME"]) / "ingest.log").read_text()

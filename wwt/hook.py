@@ -5,8 +5,10 @@ the transcript in the store's durable queue, starts ONE detached worker if none 
 nothing, since Gemini parses hook stdout as JSON and Claude/Codex need no reply. Only stdlib + ``wwt.store``
 (sqlite3) are imported here: no model, no Kiwi, no tantivy (a test pins this).
 
-Reading stdin is bounded in time and memory (``wwt.limits``): it stops at end of input or after
-``HOOK_READ_BUDGET_S`` (an agent — or anything else — may keep the pipe open), keeps at most
+Reading stdin is bounded in time and memory (``wwt.limits``): it stops at end of input, at a complete JSON
+object, when nothing came for ``HOOK_STDIN_IDLE_S`` (an agent — or anything else — may keep the pipe open) or
+after ``HOOK_STDIN_MAX_S`` in all; a payload streaming in is read to its end, so the agent's write never fails.
+It keeps at most
 ``HOOK_MAX_STDIN_BYTES`` and drains the rest, and scans the whole stream as it passes for the top-level
 ``transcript_path``/``session_id``/``cwd``/``hook_event_name``, so a payload too big to keep (a Gemini
 ``AfterAgent`` with a huge ``prompt_response``) still names its transcript."""
@@ -21,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wwt.limits import HOOK_MAX_STDIN_BYTES, HOOK_READ_BUDGET_S, MAX_PATH_CHARS
+from wwt.limits import HOOK_MAX_STDIN_BYTES, HOOK_STDIN_IDLE_S, HOOK_STDIN_MAX_S, MAX_PATH_CHARS
 
 PLATFORM_ALIASES = {
     "claude": "claude-code", "claude-code": "claude-code",
@@ -145,18 +147,21 @@ class TopLevelScanner:
                     pass
 
 
-def read_stdin(fd: int, budget_s: float = HOOK_READ_BUDGET_S, keep: int = MAX_STDIN_BYTES) -> tuple[bytes, bool, dict[str, str]]:
-    """(the first ``keep`` bytes, True when the input ended within them, top-level fields scanned from all of
-    it). Stops at end of input or after ``budget_s`` — whichever comes first — so a writer that keeps the pipe
-    open cannot hold the hook."""
+def read_stdin(
+    fd: int, idle_s: float = HOOK_STDIN_IDLE_S, max_s: float = HOOK_STDIN_MAX_S, keep: int = MAX_STDIN_BYTES
+) -> tuple[bytes, bool, dict[str, str]]:
+    """(the first ``keep`` bytes, True when the whole input is in them, top-level fields scanned from all of
+    it). Stops at end of input, at a complete JSON object, after ``idle_s`` without data or ``max_s`` in all,
+    so a writer that keeps the pipe open cannot hold the hook."""
     import select
 
-    deadline = time.monotonic() + budget_s
+    hard_stop = time.monotonic() + max_s
+    idle_stop = time.monotonic() + idle_s
     kept = bytearray()
     scanner = TopLevelScanner()
     ended = dropped = False
     while True:
-        left = deadline - time.monotonic()
+        left = min(hard_stop, idle_stop) - time.monotonic()
         if left <= 0:
             break
         try:
@@ -172,6 +177,7 @@ def read_stdin(fd: int, budget_s: float = HOOK_READ_BUDGET_S, keep: int = MAX_ST
         if not chunk:
             ended = True
             break
+        idle_stop = time.monotonic() + idle_s
         scanner.feed(chunk)
         room = keep - len(kept)
         kept += chunk[:room]
@@ -353,8 +359,8 @@ def main(argv: list[str] | None = None) -> int:
             kept, whole, scanned = read_stdin(sys.stdin.fileno())
             raw = kept.decode("utf-8", "replace") if whole else scanned
             if not whole and not scanned.get("transcript_path"):
-                raise HookInputError(f"no complete payload within {HOOK_READ_BUDGET_S} s and no transcript_path in "
-                                     f"it ({len(kept)} bytes kept)")
+                raise HookInputError(f"no complete payload on stdin and no transcript_path in it ({len(kept)} bytes "
+                                     "kept; the writer went quiet or never closed)")
         log_line(handle(platform, raw))
     except HookInputError as exc:
         log_line(f"ignored hook call: {exc}")

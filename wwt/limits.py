@@ -25,7 +25,8 @@ MAX_REPLY_CHARS = 8000  # one MCP tool reply
 MAX_FIELD_CHARS = 300  # one archived name (project, branch, cwd, title, id) inside an MCP reply line
 
 # ---------------------------------------------------------------------------------------------- hook
-HOOK_READ_BUDGET_S = 0.25  # the hook stops reading stdin after this long (a writer may keep it open)
+HOOK_STDIN_IDLE_S = 0.2  # the hook stops reading stdin when nothing came for this long (a writer may keep it open)
+HOOK_STDIN_MAX_S = 2.0  # ... and after this long in all (a writer that never stops)
 HOOK_MAX_STDIN_BYTES = 4 * 1024 * 1024  # payload parsed whole up to this; beyond, it is stream-scanned
 
 
