@@ -25,11 +25,6 @@ from typing import Any
 
 from wwt.limits import HOOK_MAX_STDIN_BYTES, HOOK_STDIN_IDLE_S, HOOK_STDIN_MAX_S, MAX_PATH_CHARS
 
-PLATFORM_ALIASES = {
-    "claude": "claude-code", "claude-code": "claude-code",
-    "gemini": "gemini-cli", "gemini-cli": "gemini-cli",
-    "codex": "codex-cli", "codex-cli": "codex-cli",
-}
 MAX_STDIN_BYTES = HOOK_MAX_STDIN_BYTES  # a Stop payload may carry the last assistant message; cap it anyway
 SCANNED_KEYS = ("transcript_path", "session_id", "thread-id", "cwd", "hook_event_name")
 TOUCH_FILE = "queue.touch"  # mtime = the last hook call; the worker debounces on it
@@ -43,10 +38,13 @@ class HookInputError(ValueError):
 
 
 def normalise_platform(name: str) -> str:
-    try:
-        return PLATFORM_ALIASES[name.strip().lower()]
-    except KeyError:
-        raise HookInputError(f"unknown platform {name!r} (use claude-code, gemini-cli or codex-cli)") from None
+    """The platform a hook is registered for, by name or alias (the same ones ``--source`` takes)."""
+    from wwt.models import platform_named
+
+    platform = platform_named(name[:64])
+    if platform is None:
+        raise HookInputError(f"unknown platform {name[:64]!r} (use claude-code, gemini-cli or codex-cli)")
+    return platform
 
 
 def parse_payload(raw: str) -> dict[str, Any]:

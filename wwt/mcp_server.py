@@ -151,8 +151,9 @@ def own_session_id(explicit: str | None) -> str | None:
     if explicit:
         return check_session_id(explicit)
     for name in SESSION_ENV_VARS:
-        if os.environ.get(name):
-            return os.environ[name]
+        value = os.environ.get(name)
+        if value and len(value) <= limits.MAX_SESSION_ID_CHARS:  # an odd variable must not fail every search
+            return value
     return None
 
 
