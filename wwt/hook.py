@@ -327,8 +327,6 @@ def handle(platform: str, raw: str | dict[str, Any]) -> str:
     platform = normalise_platform(platform)
     payload = raw if isinstance(raw, dict) else parse_payload(raw)
     path, session_id = transcript_of(platform, payload)
-    if len(path) > MAX_PATH_CHARS or (session_id and len(session_id) > MAX_PATH_CHARS):
-        raise HookInputError("transcript path or session id too long")
     data_dir = paths.data_dir()
     with Store.open(paths.store_path()) as store:
         store.enqueue(path, platform, session_id)
@@ -355,7 +353,10 @@ def main(argv: list[str] | None = None) -> int:
             raw = argv[-1]  # Codex legacy notify: JSON as the last argument (its stdin is not ours to wait on)
         elif not sys.stdin.isatty():
             kept, whole, scanned = read_stdin(sys.stdin.fileno())
-            raw = kept.decode("utf-8", "replace") if whole else scanned
+            try:
+                raw = kept.decode("utf-8") if whole else scanned
+            except UnicodeDecodeError:
+                raise HookInputError("hook input is not UTF-8") from None
             if not whole and not scanned.get("transcript_path"):
                 raise HookInputError(f"no complete payload on stdin and no transcript_path in it ({len(kept)} bytes "
                                      "kept; the writer went quiet or never closed)")
