@@ -244,3 +244,110 @@ def test_codex_legacy_notify_argv_payload_is_queued(env: dict[str, str], tmp_pat
     data = Path(env["WWT_HOME"])
     assert queued_paths(data) == [str(rollout)]
     _stop_worker(data)
+
+
+# --------------------------------------------------------------------------------------- bounded stdin (issue 11)
+
+
+def test_a_writer_that_keeps_stdin_open_does_not_hold_the_hook(env: dict[str, str], tmp_path: Path) -> None:
+    """The agent (or anything else) writes its payload and never closes the pipe: the hook still returns at
+    once and queues the transcript."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("{}\n")
+    env = dict(env, WWT_WORKER_DEBOUNCE_S="30")
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "wwt", "hook", "claude"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdin is not None
+    proc.stdin.write(claude_stop_payload(transcript, tmp_path).encode())
+    proc.stdin.flush()  # ... and keep it open
+    try:
+        code = proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the hook waited for a stdin that never closes")
+    finally:
+        proc.stdin.close()
+    assert code == 0 and time.perf_counter() - started < HOOK_LIMIT_S
+    data = Path(env["WWT_HOME"])
+    assert queued_paths(data) == [str(transcript)]
+    _stop_worker(data)
+
+
+def test_a_silent_open_stdin_is_given_up_on_quickly(env: dict[str, str]) -> None:
+    """Nothing is ever written and the pipe stays open: the hook logs it and returns."""
+    proc = subprocess.Popen([sys.executable, "-m", "wwt", "hook", "gemini"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    started = time.perf_counter()
+    try:
+        code = proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the hook waited for a stdin that never closes")
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+    assert code == 0 and time.perf_counter() - started < HOOK_LIMIT_S
+    assert "ignored hook call" in (Path(env["WWT_HOME"]) / "ingest.log").read_text()
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_gemini_payload_bigger_than_the_stdin_cap_still_names_its_transcript(
+    env: dict[str, str], tmp_path: Path, where: str
+) -> None:
+    """A Gemini AfterAgent payload (§2.4) carries the whole prompt and response: past MAX_STDIN_BYTES it is not
+    kept, but its top-level transcript_path is still found in the stream — wherever it sits, and not fooled by
+    the same key inside the response text or a nested object."""
+    from wwt.hook import MAX_STDIN_BYTES
+
+    transcript = tmp_path / "chats" / "session-2026-08-01T10-00-7b1e3c4d.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_text("{}\n")
+    decoy = '{"transcript_path": "/decoy/in/the/text.jsonl"}'
+    base = {"session_id": "7b1e3c4d-0000-4000-8000-000000000001", "cwd": "/work/x", "hook_event_name": "AfterAgent",
+            "timestamp": "2026-08-01T10:00:00Z"}
+    big = {"prompt": "summarise the log", "tool": {"transcript_path": "/decoy/nested.jsonl"},
+           "prompt_response": decoy + "log line\n" * (MAX_STDIN_BYTES // 9 + 50_000), "stop_hook_active": False}
+    payload = ({**base, "transcript_path": str(transcript), **big} if where == "first"
+               else {**base, **big, "transcript_path": str(transcript)})
+    raw = json.dumps(payload)
+    assert len(raw) > MAX_STDIN_BYTES
+    env = dict(env, WWT_WORKER_DEBOUNCE_S="30")
+    proc, elapsed = run_hook([sys.executable, "-m", "wwt", "hook", "gemini"], raw, env)
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+    data = Path(env["WWT_HOME"])
+    assert queued_paths(data) == [str(transcript)], (data / "ingest.log").read_text()[-500:]
+    assert elapsed < HOOK_LIMIT_S
+    _stop_worker(data)
+
+
+def test_a_writer_that_never_stops_is_cut_off(env: dict[str, str]) -> None:
+    """Whitespace forever (valid JSON never comes): the hook gives up after its total read limit."""
+    import threading
+
+    from wwt.limits import HOOK_STDIN_MAX_S
+
+    proc = subprocess.Popen([sys.executable, "-m", "wwt", "hook", "claude"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdin is not None
+    stdin = proc.stdin
+
+    def flood() -> None:
+        try:
+            while True:
+                stdin.write(b" " * 4096)
+                stdin.flush()
+                time.sleep(0.01)
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+    writer = threading.Thread(target=flood, daemon=True)
+    started = time.perf_counter()
+    writer.start()
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the hook kept reading a writer that never stops")
+    assert code == 0 and time.perf_counter() - started < HOOK_STDIN_MAX_S + HOOK_LIMIT_S
+    assert "ignored hook call" in (Path(env["WWT_HOME"]) / "ingest.log").read_text()

@@ -129,8 +129,16 @@ def test_search_read_ingest_and_see_new_data_without_restart(world: dict) -> Non
     asyncio.run(body_runner(world, body))
 
 
-def test_ingest_session_tool_archives_a_file(world: dict, tmp_path: Path) -> None:
-    path = _copy("agentlogs__todos.jsonl", "0b0e0a0d-0000-4000-8000-00000000todo", tmp_path)
+def agent_folder(world: dict, *parts: str) -> Path:
+    """A folder inside an agent's log folder under the server's HOME (where ingest_session may read)."""
+    folder = Path(world["env"]["HOME"]).joinpath(*parts)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_ingest_session_tool_archives_a_file(world: dict) -> None:
+    path = _copy("agentlogs__todos.jsonl", "0b0e0a0d-0000-4000-8000-00000000todo",
+                 agent_folder(world, ".claude", "projects", "-todos"))
 
     async def body(session: ClientSession) -> None:
         result = await session.call_tool("ingest_session", {"path": str(path)})
@@ -140,8 +148,8 @@ def test_ingest_session_tool_archives_a_file(world: dict, tmp_path: Path) -> Non
     asyncio.run(body_runner(world, body))
 
 
-def test_tool_text_shows_archived_control_characters_as_visible_escapes(world: dict, tmp_path: Path) -> None:
-    path = write_hostile_transcript(tmp_path)
+def test_tool_text_shows_archived_control_characters_as_visible_escapes(world: dict) -> None:
+    path = write_hostile_transcript(agent_folder(world, ".gemini", "tmp", "hostile", "chats"))
 
     async def body(session: ClientSession) -> None:
         assert not (await session.call_tool("ingest_session", {"path": str(path)})).is_error
@@ -162,7 +170,7 @@ def test_bad_calls_are_one_line_tool_errors_and_the_server_keeps_serving(world: 
             ("search_memory", {"query": "x", "source": "windsurf"}, "unknown source"),
             ("search_memory", {"query": "x", "project": "nope-project"}, "no sessions for project"),
             ("search_all", {"query": "   "}, "query is empty"),
-            ("ingest_session", {"path": "/does/not/exist.jsonl"}, "no such file"),
+            ("ingest_session", {"path": "/does/not/exist.jsonl"}, "not an agent log file"),
             ("search_memory", {"query": "x", "since": "last blue moon"}, "bad date"),
         ]
         for tool, args, expected in cases:

@@ -234,7 +234,9 @@ def test_mcp_server_only_reads_the_store_and_answers_hostile_queries(
     home = tmp_path / "data"
     shutil.copytree(secret_archive["home"], home)
     env = dict(secret_archive["env"], WWT_HOME=str(home))
-    new_log, _ = fresh_copy(*GROWING[2], tmp_path)
+    chats = Path(env["HOME"]) / ".gemini" / "tmp" / tmp_path.name / "chats"  # MCP ingests only agents' log folders
+    chats.mkdir(parents=True)
+    new_log, _ = fresh_copy(*GROWING[2], chats)
     results: dict[str, object] = {}
 
     async def body() -> None:

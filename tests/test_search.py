@@ -25,6 +25,7 @@ from wwt.search import (
     never_discussed,
     query_terms,
     resume_command,
+    resume_line,
     session_score,
     topic_tokens,
     unseen_names,
@@ -184,13 +185,35 @@ def test_chunks_gone_from_the_store_and_the_excluded_session_are_left_out() -> N
     assert [h.session_id for h in hits] == ["theirs"]
 
 
+# Session ids as the real fixtures carry them (shared/fixtures/real): Claude Code, Gemini CLI, Codex CLI.
+C1, G1, X1 = "55604662-cf2a-4331-851a-ec234028f8ca", "0ab84937-9fe7-4284-986a-33c832af0b6a", "019bf4b5-e7b0-75a0-8bf2-05fbf1b13c9b"
+
+
 def test_hits_carry_the_resume_command_of_their_agent() -> None:
     chunks = table(
-        chunk(1, "c1", platform="claude-code"), chunk(2, "g1", platform="gemini-cli"), chunk(3, "x1", platform="codex-cli")
+        chunk(1, C1, platform="claude-code"), chunk(2, G1, platform="gemini-cli"), chunk(3, X1, platform="codex-cli")
     )
     hits = {h.session_id: h.resume for h in group_by_session([(1, 0.3), (2, 0.2), (3, 0.1)], chunks, 10)}
-    assert hits == {"c1": "claude --resume c1", "g1": "gemini --resume g1", "x1": "codex resume x1"}
-    assert resume_command("unknown-agent", "z") is None
+    assert hits == {C1: f"claude --resume {C1}", G1: f"gemini --resume {G1}", X1: f"codex resume {X1}"}
+    assert resume_command("unknown-agent", C1) is None
+
+
+@pytest.mark.parametrize("platform", ["claude-code", "gemini-cli", "codex-cli"])
+@pytest.mark.parametrize("session_id", [
+    "x; touch /tmp/pwned #", "$(id)", "`id`", C1 + "\n", C1 + " && id", "-rf", "",
+    "gemini_stage0_jsonl", "session-2026-01-16T18-34-3739ef95",  # ids in third-party fixtures, not agent-written
+    f"{C1}:agent-a0ad4f44468bdf20d",  # a subagent transcript: not resumable on its own
+])
+def test_an_id_that_is_not_the_agents_id_shape_gets_no_resume_command(platform: str, session_id: str) -> None:
+    hit = group_by_session([(1, 0.5)], table(chunk(1, session_id, platform=platform)), 10)[0]
+    assert hit.session_id == session_id and hit.resume is None  # the hit itself stays
+    assert resume_line(platform, session_id, "/home/me/src/x") is None
+
+
+def test_the_resume_line_quotes_the_folder_it_changes_into() -> None:
+    assert resume_line("claude-code", C1, "/home/me/it's $(x)") == f"cd '/home/me/it'\"'\"'s $(x)' && claude --resume {C1}"
+    assert resume_line("gemini-cli", G1, None) == f"gemini --resume {G1}"
+    assert resume_line("codex-cli", X1, "/anywhere") == f"codex resume {X1}"  # Codex resumes from any folder
 
 
 # ---------------------------------------------------------------------------------------------- excerpts

@@ -2,14 +2,17 @@
 deleting, printing. Heavy modules (onnxruntime, tantivy, kiwipiepy, hnswlib) are imported only inside the
 commands that need them, so ``wwt --help`` and ``wwt --version`` start instantly.
 
-Every user error is ONE line on stderr and a non-zero exit (``WwtError``); an unexpected failure is one line
-plus a hint to rerun with ``WWT_DEBUG=1`` for the traceback.
+Every user error is ONE line on stderr and a non-zero exit (``WwtError``; a bad command line — unknown command,
+missing argument, value out of range — exits 2); an unexpected failure is one line plus a hint to rerun with
+``WWT_DEBUG=1`` for the traceback. No error line quotes more than ~200 characters of what was typed; input bounds
+live in ``wwt.limits`` (shared with the MCP server).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 from datetime import datetime, time, timedelta
 from pathlib import Path
@@ -18,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
-from wwt import __version__
+from wwt import __version__, limits
 from wwt.errors import UsageError, WwtError, out_of_space
-from wwt.models import PLATFORMS, platform_of
+from wwt.limits import check_length, check_range, echo
+from wwt.models import PLATFORMS, SOURCE_ALIASES, platform_of
 
 if TYPE_CHECKING:
     from wwt.service import Memory
@@ -62,7 +66,16 @@ _UNIT = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "week
 def parse_when(value: str, end_of_day: bool = False, now: datetime | None = None) -> str:
     """``--since/--until`` value → ISO 8601 UTC. Accepts ISO dates/times (local time unless they carry a zone),
     ``today``, ``yesterday``, and ``<n>m|h|d|w|mo|y`` ago (``30m``, ``7d``, ``2w``, ``3mo``, ``1y``). A bare date
-    used as an upper bound means the end of that day, so ``--until 2026-01-31`` includes the 31st."""
+    used as an upper bound means the end of that day, so ``--until 2026-01-31`` includes the 31st. A moment
+    outside what a timestamp can hold (year 1 … 9999 in UTC) is a ``UsageError``, not an overflow."""
+    check_length("date", value, limits.MAX_NAME_CHARS)
+    try:
+        return _parse_when(value, end_of_day, now)
+    except (OverflowError, ValueError):
+        raise UsageError(f"date out of range: {echo(value, 60)} (years 1 to 9999 only)") from None
+
+
+def _parse_when(value: str, end_of_day: bool, now: datetime | None) -> str:
     now = (now or datetime.now()).astimezone()
     text = value.strip().lower()
     moment: datetime
@@ -82,7 +95,7 @@ def parse_when(value: str, end_of_day: bool = False, now: datetime | None = None
             moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
             raise UsageError(
-                f"bad date {value!r}: use YYYY-MM-DD, an ISO time, today, yesterday, or 30m/12h/7d/2w/3mo/1y"
+                f"bad date {echo(value, 60)}: use YYYY-MM-DD, an ISO time, today, yesterday, or 30m/12h/7d/2w/3mo/1y"
             ) from None
         if len(value.strip()) == 10 and end_of_day:  # a bare date as upper bound: the whole day
             moment = datetime.combine(moment.date(), time.max)
@@ -129,6 +142,9 @@ def ingest(
     """Archive and index agent conversation logs (incremental: unchanged files are skipped)."""
     from wwt.present import render_ingest_summary, rich_progress
 
+    for path in paths or []:
+        if not check_length("path", str(path), limits.MAX_PATH_CHARS) or not path.exists():
+            raise UsageError(f"no such file or folder: {echo(path)}")
     memory = _memory()
     with rich_progress(err_console) as progress:
         summary = memory.ingest(list(paths) if paths else None, progress=progress)
@@ -148,11 +164,13 @@ def search(
     query: list[str] = typer.Argument(..., help="What you are looking for (Korean, English, identifiers…)."),
     all_projects: bool = typer.Option(False, "--all", "-a", help="Search every project."),
     project: str = typer.Option(None, "--project", "-p", help="Search this project (name or path)."),
-    source: str = typer.Option(None, "--source", "-s", help="Only this agent: " + "|".join(PLATFORMS)),
+    source: str = typer.Option(
+        None, "--source", "-s", help="Only this agent: " + "|".join(PLATFORMS) + " (or " + "|".join(SOURCE_ALIASES) + ")"
+    ),
     branch: str = typer.Option(None, "--branch", "-b", help="Only sessions on this git branch."),
     since: str = typer.Option(None, "--since", help="From: YYYY-MM-DD, ISO time, yesterday, 7d, 2w…"),
     until: str = typer.Option(None, "--until", help="Until (inclusive): same forms as --since."),
-    limit: int = typer.Option(10, "--limit", "-n", help="How many sessions to show."),
+    limit: int = typer.Option(10, "--limit", "-n", help=f"How many sessions to show (1-{limits.MAX_LIMIT})."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output (see docs/cli.md)."),
 ) -> None:
     """Search past conversations. Default scope: the current project (git root or folder name)."""
@@ -163,18 +181,19 @@ def search(
     from wwt.project import current_project
     from wwt.search import query_terms
 
-    text = " ".join(query).strip()
+    text, shortened = limits.clip_query(" ".join(query))
     if all_projects and project:
         raise UsageError("use either --all or --project, not both")
-    if source:
-        named = platform_of(source)
-        if named is None:
-            raise UsageError(f"unknown --source {source[:60]!r}: use one of {', '.join(PLATFORMS)}")
-        source = named
-    if limit < 1:
-        raise UsageError("--limit must be at least 1")
+    platform = platform_of(check_length("--source", source, limits.MAX_NAME_CHARS) or "") if source else None
+    if source and platform is None:
+        raise UsageError(f"unknown --source {echo(source)}: use one of {', '.join(PLATFORMS)} (or {', '.join(SOURCE_ALIASES)})")
+    check_range("--limit", limit, 1, limits.MAX_LIMIT)
+    check_length("--project", project, limits.MAX_PATH_CHARS if project and "/" in project else limits.MAX_NAME_CHARS)
+    check_length("--branch", branch, limits.MAX_NAME_CHARS)
+    if shortened:
+        err_console.print(f"[yellow]wwt: {shortened}[/]", highlight=False)
     filters = Filters(
-        platform=source,
+        platform=platform,
         git_branch=branch,
         since=parse_when(since) if since else None,
         until=parse_when(until, end_of_day=True) if until else None,
@@ -200,7 +219,10 @@ def search(
         scope = f"project {here}"
     outcome = memory.search_outcome(text, filters, limit)
     if as_json:
-        sys.stdout.write(json.dumps(hits_to_json(text, outcome, filters, scope), ensure_ascii=False, indent=2))
+        shape = hits_to_json(text, outcome, filters, scope)
+        if shortened:
+            shape["notice"] = shortened
+        sys.stdout.write(json.dumps(shape, ensure_ascii=False, indent=2))
         sys.stdout.write("\n")
         return
     render_hits(console, text, outcome, scope, terms=query_terms(text))
@@ -215,16 +237,20 @@ def show(
     full: bool = typer.Option(False, "--full", help="Do not shorten long messages."),
 ) -> None:
     """Print an archived conversation, a page at a time."""
+    from rich.markup import escape
+
     from wwt.present import render_session, terminal_safe
 
-    if limit < 1 or start < 0:
-        raise UsageError("--start must be ≥ 0 and --limit ≥ 1")
+    check_range("--start", start, 0, limits.MAX_POSITION)
+    check_range("--limit", limit, 1, limits.MAX_MESSAGES_PAGE)
+    check_length("session id", session, limits.MAX_SESSION_ID_CHARS)
+    check_length("--around", around, limits.MAX_NAME_CHARS)
     memory = _memory()
     target = memory.resolve_session(session).session_id
     if around:
         where = memory.chunk_position(target, around)
         if where is None:
-            raise UsageError(f"no chunk {around!r} in session {target}")
+            raise UsageError(f"no chunk {echo(around)} in session {target}")
         target, first_seq = where
         start = max(0, first_seq - limit // 4)
     view = memory.get_session(target, start=start, end=start + limit)
@@ -234,7 +260,7 @@ def show(
     if shown_to < total:
         console.print(
             f"[dim]messages {start}–{shown_to - 1} of {total}; next page: "
-            f"wwt show {terminal_safe(view.session.session_id)} --start {shown_to} --limit {limit}[/]",
+            f"wwt show {escape(terminal_safe(shlex.quote(view.session.session_id)))} --start {shown_to} --limit {limit}[/]",
             soft_wrap=True,
         )
 
@@ -313,6 +339,8 @@ def forget(
     """Remove one session or one project from the archive and the indexes."""
     if (session is None) == (project is None):
         raise UsageError("give a session id or --project NAME (one of them)")
+    check_length("session id", session, limits.MAX_SESSION_ID_CHARS)
+    check_length("--project", project, limits.MAX_PATH_CHARS if project and "/" in project else limits.MAX_NAME_CHARS)
     memory = _memory()
     doomed = memory.forget_plan(session_id=session, project=project)
     what = f"project {project!r}" if project else f"session {doomed[0]}"
@@ -366,9 +394,18 @@ def main(argv: list[str] | None = None) -> None:
 
         if (paths.data_dir(create=False) / "wwt.sqlite3").exists():
             prefetch(query)  # a Korean query's Kiwi helper starts before typer and the store (~0.25 s sooner)
+    click = _click_exceptions()
     try:
-        # standalone: typer/click print usage errors themselves (exit 2) and turn returns into exits
-        app(args=argv, prog_name="wwt")
+        # not standalone: a bad command line comes back here as a click error, printed as one line below
+        code = app(args=argv, prog_name="wwt", standalone_mode=False)
+    except click.NoArgsIsHelpError as exc:
+        typer.echo(exc.ctx.get_help() if exc.ctx else "", nl=False)
+        sys.exit(2)
+    except click.UsageError as exc:
+        where = f" — see '{exc.ctx.command_path} -h'" if exc.ctx else ""
+        _fail(limits.clip(exc.format_message(), 2 * limits.MAX_ECHO_CHARS) + where, 2)
+    except typer.Abort:
+        _fail("aborted", 1)
     except WwtError as exc:
         if debug:
             raise
@@ -389,13 +426,25 @@ def main(argv: list[str] | None = None) -> None:
 
             _fail(f"cannot write to {paths.data_dir(create=False)}: no space left on the disk (or a file-size "
                   "limit); free some space and rerun — what was archived before is kept, the rest is redone", 1)
-        _fail(f"unexpected error: {type(exc).__name__}: {exc} (rerun with WWT_DEBUG=1 for the traceback)", 1)
+        _fail(f"unexpected error: {type(exc).__name__}: {limits.clip(str(exc), limits.MAX_ECHO_CHARS)} "
+              "(rerun with WWT_DEBUG=1 for the traceback)", 1)
+    else:
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_exceptions() -> Any:
+    """The click that typer runs on (typer ≥ 0.26 vendors it as ``typer._click``)."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # an older typer on the real click
+        from click import exceptions
+    return exceptions
 
 
 def _fail(message: str, code: int) -> None:
     """One unwrapped line on stderr, then exit (terminal-safe: it may quote an archived name)."""
     from wwt.present import terminal_safe
 
-    sys.stderr.write(f"wwt: {terminal_safe(' '.join(message.split()))}\n")
+    sys.stderr.write(f"wwt: {terminal_safe(limits.clip(message, 3 * limits.MAX_ECHO_CHARS))}\n")
     sys.stderr.flush()
     sys.exit(code)

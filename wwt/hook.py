@@ -3,23 +3,30 @@
 It reads the agent's JSON from stdin (Codex's legacy ``notify`` passes it as the last argv instead), records
 the transcript in the store's durable queue, starts ONE detached worker if none runs, and exits 0 — printing
 nothing, since Gemini parses hook stdout as JSON and Claude/Codex need no reply. Only stdlib + ``wwt.store``
-(sqlite3) are imported here: no model, no Kiwi, no tantivy (a test pins this)."""
+(sqlite3) are imported here: no model, no Kiwi, no tantivy (a test pins this).
+
+Reading stdin is bounded in time and memory (``wwt.limits``): it stops at end of input, at a complete JSON
+object, when nothing came for ``HOOK_STDIN_IDLE_S`` (an agent — or anything else — may keep the pipe open) or
+after ``HOOK_STDIN_MAX_S`` in all; a payload streaming in is read to its end, so the agent's write never fails.
+It keeps at most
+``HOOK_MAX_STDIN_BYTES`` and drains the rest, and scans the whole stream as it passes for the top-level
+``transcript_path``/``session_id``/``cwd``/``hook_event_name``, so a payload too big to keep (a Gemini
+``AfterAgent`` with a huge ``prompt_response``) still names its transcript."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-PLATFORM_ALIASES = {
-    "claude": "claude-code", "claude-code": "claude-code",
-    "gemini": "gemini-cli", "gemini-cli": "gemini-cli",
-    "codex": "codex-cli", "codex-cli": "codex-cli",
-}
-MAX_STDIN_BYTES = 4 * 1024 * 1024  # a Stop payload may carry the last assistant message; cap it anyway
+from wwt.limits import HOOK_MAX_STDIN_BYTES, HOOK_STDIN_IDLE_S, HOOK_STDIN_MAX_S, MAX_PATH_CHARS
+
+MAX_STDIN_BYTES = HOOK_MAX_STDIN_BYTES  # a Stop payload may carry the last assistant message; cap it anyway
+SCANNED_KEYS = ("transcript_path", "session_id", "thread-id", "cwd", "hook_event_name")
 TOUCH_FILE = "queue.touch"  # mtime = the last hook call; the worker debounces on it
 WORKER_LOCK = "worker.lock"
 SPAWN_FILE = "worker.spawn"  # "<pid> <time>" of the last worker a hook started (it takes its lock a bit later)
@@ -31,10 +38,13 @@ class HookInputError(ValueError):
 
 
 def normalise_platform(name: str) -> str:
-    try:
-        return PLATFORM_ALIASES[name.strip().lower()]
-    except KeyError:
-        raise HookInputError(f"unknown platform {name!r} (use claude-code, gemini-cli or codex-cli)") from None
+    """The platform a hook is registered for, by name or alias (the same ones ``--source`` takes)."""
+    from wwt.models import platform_of
+
+    platform = platform_of(name[:64])
+    if platform is None:
+        raise HookInputError(f"unknown platform {name[:64]!r} (use claude-code, gemini-cli or codex-cli)")
+    return platform
 
 
 def parse_payload(raw: str) -> dict[str, Any]:
@@ -47,6 +57,141 @@ def parse_payload(raw: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise HookInputError("hook input is not a JSON object")
     return data
+
+
+class TopLevelScanner:
+    """Incremental scan of a JSON object's byte stream for a few top-level string values, in bounded memory
+    and fast on huge strings (the search for a string's end runs in C). Nested objects and strings never
+    match: only keys at depth 1 count. Feed chunks with ``feed``; ``found`` holds what was seen (last wins)."""
+
+    _OUTSIDE = re.compile(rb'["{}\[\],:]')
+    _STRING_BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)  # up to the closing quote (or a lone \ at the end)
+    MAX_VALUE_BYTES = 4 * MAX_PATH_CHARS
+
+    def __init__(self, keys: tuple[str, ...] = SCANNED_KEYS) -> None:
+        self.keys = {k.encode() for k in keys}
+        self.found: dict[str, str] = {}
+        self.depth = 0
+        self.top_object = False
+        self.expect_key = False
+        self.expect_value = False
+        self.key: bytes | None = None
+        self.in_string = False
+        self.escape = False
+        self.capture: bytearray | None = None
+
+    def feed(self, chunk: bytes) -> None:
+        i, n = 0, len(chunk)
+        while i < n:
+            if self.in_string:
+                if self.escape:
+                    self._keep(chunk[i : i + 1])
+                    self.escape, i = False, i + 1
+                    continue
+                match = self._STRING_BODY.match(chunk, i)
+                j = match.end() if match else i
+                self._keep(chunk[i:j])
+                if j >= n:
+                    return
+                if chunk[j] == 0x5C:  # a backslash ends the chunk: the escaped byte comes with the next one
+                    self._keep(b"\\")
+                    self.escape, i = True, j + 1
+                else:
+                    self.in_string, i = False, j + 1
+                    self._string_done()
+                continue
+            match = self._OUTSIDE.search(chunk, i)
+            if match is None:
+                return
+            c, i = chunk[match.start()], match.end()
+            at_top = self.depth == 1 and self.top_object
+            if c == 0x22:  # "
+                self.in_string = True
+                wanted = at_top and (self.expect_key or (self.expect_value and self.key in self.keys))
+                self.capture = bytearray() if wanted else None
+            elif c in (0x7B, 0x5B):  # { [
+                if self.depth == 0:
+                    self.top_object = c == 0x7B
+                    self.expect_key = self.top_object
+                elif at_top:
+                    self.expect_value = False
+                self.depth += 1
+            elif c in (0x7D, 0x5D):  # } ]
+                self.depth = max(0, self.depth - 1)
+            elif at_top and c == 0x3A:  # :
+                self.expect_value = True
+            elif at_top and c == 0x2C:  # ,
+                self.expect_key, self.expect_value, self.key = True, False, None
+
+    def _keep(self, data: bytes) -> None:
+        if self.capture is not None:
+            if len(self.capture) + len(data) > self.MAX_VALUE_BYTES:
+                self.capture = None  # too long for a key we want or a path: not one of ours
+            else:
+                self.capture += data
+
+    def _string_done(self) -> None:
+        raw, self.capture = self.capture, None
+        if self.depth != 1 or not self.top_object:
+            return
+        if self.expect_key:
+            self.key, self.expect_key = (bytes(raw) if raw is not None else None), False
+        elif self.expect_value:
+            self.expect_value = False
+            if raw is not None and self.key in self.keys:
+                try:
+                    self.found[self.key.decode()] = json.loads(b'"' + bytes(raw) + b'"')
+                except ValueError:
+                    pass
+
+
+def read_stdin(
+    fd: int, idle_s: float = HOOK_STDIN_IDLE_S, max_s: float = HOOK_STDIN_MAX_S, keep: int = MAX_STDIN_BYTES
+) -> tuple[bytes, bool, dict[str, str]]:
+    """(the first ``keep`` bytes, True when the whole input is in them, top-level fields scanned from all of
+    it). Stops at end of input, at a complete JSON object, after ``idle_s`` without data or ``max_s`` in all,
+    so a writer that keeps the pipe open cannot hold the hook."""
+    import select
+
+    hard_stop = time.monotonic() + max_s
+    idle_stop = time.monotonic() + idle_s
+    kept = bytearray()
+    scanner = TopLevelScanner()
+    ended = dropped = False
+    while True:
+        left = min(hard_stop, idle_stop) - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except (OSError, ValueError):  # not selectable: one bounded read
+            ready = [fd]
+        if not ready:
+            break
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            ended = True
+            break
+        idle_stop = time.monotonic() + idle_s
+        scanner.feed(chunk)
+        room = keep - len(kept)
+        kept += chunk[:room]
+        dropped = dropped or len(chunk) > room
+        if not dropped and chunk.rstrip().endswith(b"}") and _complete_json(kept):
+            ended = True  # a whole object and a writer that does not close: nothing more is coming
+            break
+    return bytes(kept), ended and not dropped, scanner.found
+
+
+def _complete_json(data: bytes | bytearray) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
 
 
 def _codex_home() -> Path:
@@ -173,13 +318,15 @@ def spawn_worker() -> int:
     return proc.pid
 
 
-def handle(platform: str, raw: str) -> str:
-    """Queue the transcript named in ``raw`` and make sure a worker will ingest it; returns a log line."""
+def handle(platform: str, raw: str | dict[str, Any]) -> str:
+    """Queue the transcript named in ``raw`` (JSON text, or fields already scanned from it) and make sure a
+    worker will ingest it; returns a log line."""
     from wwt import paths
     from wwt.store import Store
 
     platform = normalise_platform(platform)
-    path, session_id = transcript_of(platform, parse_payload(raw))
+    payload = raw if isinstance(raw, dict) else parse_payload(raw)
+    path, session_id = transcript_of(platform, payload)
     data_dir = paths.data_dir()
     with Store.open(paths.store_path()) as store:
         store.enqueue(path, platform, session_id)
@@ -201,11 +348,18 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     platform = argv[0] if argv else ""
     try:
-        raw = ""
-        if not sys.stdin.isatty():
-            raw = sys.stdin.read(MAX_STDIN_BYTES)
-        if not raw.strip() and len(argv) > 1:
-            raw = argv[-1]  # Codex legacy notify: JSON as the last argument
+        raw: str | dict[str, Any] = ""
+        if len(argv) > 1:
+            raw = argv[-1]  # Codex legacy notify: JSON as the last argument (its stdin is not ours to wait on)
+        elif not sys.stdin.isatty():
+            kept, whole, scanned = read_stdin(sys.stdin.fileno())
+            try:
+                raw = kept.decode("utf-8") if whole else scanned
+            except UnicodeDecodeError:
+                raise HookInputError("hook input is not UTF-8") from None
+            if not whole and not scanned.get("transcript_path"):
+                raise HookInputError(f"no complete payload on stdin and no transcript_path in it ({len(kept)} bytes "
+                                     "kept; the writer went quiet or never closed)")
         log_line(handle(platform, raw))
     except HookInputError as exc:
         log_line(f"ignored hook call: {exc}")

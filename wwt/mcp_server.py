@@ -4,27 +4,34 @@ Long-lived: one ``Memory`` holds the model, Kiwi and the indexes for the life of
 background right after start so the handshake is instant), and reloads the indexes by itself when the ingest
 worker commits new data. Tools run in worker threads (the SDK runs sync tools off the event loop); ``Memory``
 serialises what must be serialised. Output is compact plain text, capped at ``MAX_OUTPUT_CHARS``. Every failure
-becomes a one-line tool error; the server never dies on a bad call.
+(bad arguments included) becomes a one-line tool error that quotes at most ~200 characters of what was sent; the
+server never dies on a bad call. Input bounds live in ``wwt.limits`` (shared with the CLI).
+
+``ingest_session`` only archives files inside the agents' own log folders (the parsers' ``default_roots()``,
+symlinks resolved): a prompt-injected agent must not be able to plant a crafted "memory" from anywhere, nor
+learn from the answer whether some path exists.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
-from wwt.errors import WwtError
-from wwt.models import PLATFORM_NAMES, PLATFORMS, RESUME_IN_CWD, Filters, platform_of
+from wwt import limits
+from wwt.errors import UsageError, WwtError
+from wwt.limits import clip, echo
+from wwt.models import PLATFORM_NAMES, PLATFORMS, Filters, platform_of
 
-MAX_OUTPUT_CHARS = 8000
+MAX_OUTPUT_CHARS = limits.MAX_REPLY_CHARS
 MAX_MESSAGE_CHARS = 1200
 DEFAULT_LIMIT = 5
-MAX_LIMIT = 20
+MAX_LIMIT = limits.MCP_MAX_LIMIT
 PAGE_MESSAGES = 20
 WARM_UP_JOIN_S = 60.0  # how long a closing server waits for the warm-up to finish loading
+FIELD = limits.MAX_FIELD_CHARS
 # Env vars through which an agent may tell its MCP server which session it runs in (never search yourself).
 SESSION_ENV_VARS = ("WWT_EXCLUDE_SESSION_ID", "CLAUDE_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID",
                     "CODEX_THREAD_ID", "CODEX_SESSION_ID")
@@ -54,8 +61,9 @@ SEARCH_ALL_DOC = (
 )
 INGEST_DOC = (
     "Archive and index one conversation log file now (a Claude Code .jsonl, Gemini CLI session file or Codex "
-    "rollout), e.g. when the user says 'remember this session' or a log lives outside the default folders. "
-    "Hooks already do this automatically at the end of each turn."
+    "rollout), e.g. when the user says 'remember this session'. Only files inside the agents' own log folders "
+    "(~/.claude/projects, ~/.gemini/tmp, ~/.codex/sessions, ~/.codex/archived_sessions) are accepted; no "
+    "folders. Hooks already do this automatically at the end of each turn."
 )
 GET_SESSION_DOC = (
     "Read the messages of one archived conversation (session id or a unique prefix, from a search result), "
@@ -112,9 +120,9 @@ def clamp_limit(limit: int | None) -> int:
 def normalise_source(source: str | None) -> str | None:
     if not source:
         return None
-    value = platform_of(source)
+    value = platform_of(limits.check_length("source", source, limits.MAX_NAME_CHARS) or "")
     if value is None:
-        raise WwtError(f"unknown source {source!r}: use one of {', '.join(PLATFORMS)}")
+        raise UsageError(f"unknown source {echo(source)}: use one of {', '.join(PLATFORMS)}")
     return value
 
 
@@ -126,12 +134,25 @@ def parse_time(value: str | None, end_of_day: bool = False) -> str | None:
     return parse_when(value, end_of_day=end_of_day)
 
 
+def check_name(what: str, value: str | None) -> str | None:
+    """A project/branch/cwd argument within its length bound (a path may be longer than a name)."""
+    if value is None:
+        return None
+    is_path = "/" in value or "\\" in value
+    return limits.check_length(what, value, limits.MAX_PATH_CHARS if is_path else limits.MAX_NAME_CHARS)
+
+
+def check_session_id(value: str | None) -> str | None:
+    return limits.check_length("session id", value, limits.MAX_SESSION_ID_CHARS)
+
+
 def own_session_id(explicit: str | None) -> str | None:
     if explicit:
-        return explicit
+        return check_session_id(explicit)
     for name in SESSION_ENV_VARS:
-        if os.environ.get(name):
-            return os.environ[name]
+        value = os.environ.get(name)
+        if value and len(value) <= limits.MAX_SESSION_ID_CHARS:  # an odd variable must not fail every search
+            return value
     return None
 
 
@@ -145,24 +166,26 @@ def one_line(text: str, limit: int) -> str:
 
 
 def render_hits(hits: list[Any], header: str) -> str:
-    """Compact, LLM-friendly text; stops adding sessions before MAX_OUTPUT_CHARS."""
+    """Compact, LLM-friendly text; stops adding sessions before MAX_OUTPUT_CHARS. Archived names are cut to
+    FIELD characters; the resume line is ``wwt.search.resume_line`` (shell-quoted; none for an id that is not
+    the agent's id shape) and is left out rather than cut."""
+    from wwt.search import resume_line
+
     if not hits:
         return header + "\nno matching conversations."
     out = [header]
     size = len(header)
     for rank, hit in enumerate(hits, 1):
-        resume = hit.resume
-        if resume and hit.platform in RESUME_IN_CWD and hit.cwd:
-            resume = f"cd {shlex.quote(hit.cwd)} && {resume}"
+        resume = resume_line(hit.platform, hit.session_id, hit.cwd) if hit.resume else None
         lines = [
-            f"[{rank}] {hit.project or '(no project)'}"
-            + (f" @{hit.git_branch}" if hit.git_branch else "")
+            f"[{rank}] {clip(hit.project or '(no project)', FIELD)}"
+            + (f" @{clip(hit.git_branch, FIELD)}" if hit.git_branch else "")
             + f" · {PLATFORM_NAMES.get(hit.platform, hit.platform)} · {when(hit.started_at)} · score {hit.score:.2f}",
-            f"    session: {hit.session_id}" + (f" · title: {one_line(hit.title, 80)}" if hit.title else ""),
+            f"    session: {clip(hit.session_id, FIELD)}" + (f" · title: {one_line(hit.title, 80)}" if hit.title else ""),
         ]
         for chunk in hit.chunks[:2]:
             lines.append(f"    > {one_line(chunk.text, 400)}  [messages {chunk.first_seq}-{chunk.last_seq}]")
-        if resume:
+        if resume and len(resume) <= 2 * FIELD:
             lines.append(f"    resume: {resume}")
         block = "\n".join(lines)
         if size + len(block) + 1 > MAX_OUTPUT_CHARS:
@@ -175,11 +198,12 @@ def render_hits(hits: list[Any], header: str) -> str:
 
 def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all: bool) -> str:
     if not query or not query.strip():
-        raise WwtError("query is empty: say what to look for")
+        raise UsageError("query is empty: say what to look for")
+    query, shortened = limits.clip_query(query)
     mem = memory()
     notes = ""
     if filters.project and fallback_all and not mem.has_project(filters.project):
-        notes = f" (no sessions archived for project {filters.project!r} yet; searched all projects)"
+        notes = f" (no sessions archived for project {echo(filters.project)} yet; searched all projects)"
         filters.project = None
         scope = "all projects"
     outcome = mem.search_outcome(query, filters, limit)
@@ -191,7 +215,8 @@ def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all
         notes = f" (nothing in {scope}; these are from all projects)"
         scope = "all projects"
     weak = " — weak matches only: nothing clearly answers this" if hits and outcome.weak else ""
-    return render_hits(hits, f"{len(hits)} session(s) for {query!r} in {scope}{notes}{weak}")
+    header = f"{len(hits)} session(s) for {echo(query)} in {clip(scope, FIELD)}{notes}{weak}"
+    return render_hits(hits, header + (f"\n({shortened})" if shortened else ""))
 
 
 # --------------------------------------------------------------------------------------------------- tools
@@ -210,6 +235,11 @@ def search_memory(
 ) -> str:
     from wwt.project import current_project
 
+    check_name("project", project)
+    check_name("git_branch", git_branch)
+    check_name("cwd", cwd)
+    limits.check_length("since", since, limits.MAX_NAME_CHARS)
+    limits.check_length("until", until, limits.MAX_NAME_CHARS)
     scope_project = project
     implicit = False
     if not scope_project:
@@ -233,12 +263,46 @@ def search_all(query: str, limit: int | None = None, exclude_session_id: str | N
     return do_search(query, filters, clamp_limit(limit), "all projects", fallback_all=False)
 
 
-def ingest_session(path: str) -> str:
+def agent_log_roots() -> list[Path]:
+    """The agents' log folders (every parser's ``default_roots()``), symlinks resolved."""
+    from wwt.parsers import PARSERS
+
+    roots = []
+    for parser in PARSERS:
+        for root in parser.default_roots():
+            try:
+                roots.append(Path(os.path.realpath(root)))
+            except (OSError, ValueError):
+                continue
+    return roots
+
+
+def allowed_log_file(path: str) -> Path | None:
+    """The real path of ``path`` when it is an existing regular file whose real location (symlinks resolved) lies inside an
+    agent's log folder; None for anything else — missing, a folder, elsewhere, a link out of the folder."""
+    if not path or len(path) > limits.MAX_PATH_CHARS or "\x00" in path:
+        return None
     target = Path(path).expanduser()
     if not target.is_absolute():
-        raise WwtError(f"give an absolute path (got {path!r})")
-    if not target.exists():
-        raise WwtError(f"no such file: {target}")
+        return None
+    try:
+        real = Path(os.path.realpath(target))
+        if not real.is_file():
+            return None
+    except (OSError, ValueError):
+        return None
+    if not any(real.is_relative_to(root) and real != root for root in agent_log_roots()):
+        return None
+    return real  # what was checked is what gets read (the ingest keys files by their real path anyway)
+
+
+def ingest_session(path: str) -> str:
+    target = allowed_log_file(path)
+    if target is None:  # one answer for missing, folder and elsewhere: it reveals nothing about the disk
+        raise UsageError(
+            f"not an agent log file wwt may archive: {echo(path)} — give the absolute path of a file inside "
+            "~/.claude/projects, ~/.gemini/tmp, ~/.codex/sessions or ~/.codex/archived_sessions"
+        )
     summary = memory().ingest([target])
     fields = ("files_parsed", "sessions", "messages_added", "chunks_added", "chunks_embedded", "bad_lines")
     parts = [f"{f.replace('_', ' ')}: {getattr(summary, f)}" for f in fields if hasattr(summary, f)]
@@ -246,13 +310,15 @@ def ingest_session(path: str) -> str:
 
 
 def get_session(session_id: str, start: int | None = None, end: int | None = None) -> str:
-    start = max(0, start or 0)
+    check_session_id(session_id)
+    start = limits.check_range("start", max(0, start or 0), 0, limits.MAX_POSITION)
     end = end if end is not None else start + PAGE_MESSAGES
+    limits.check_range("end", end, 0, limits.MAX_POSITION + PAGE_MESSAGES)
     view = memory().get_session(session_id, start, end)
     s = view.session
     head = (
-        f"session {s.session_id} · {s.project or '(no project)'}"
-        + (f" @{s.git_branch}" if s.git_branch else "")
+        f"session {clip(s.session_id, FIELD)} · {clip(s.project or '(no project)', FIELD)}"
+        + (f" @{clip(s.git_branch, FIELD)}" if s.git_branch else "")
         + f" · {PLATFORM_NAMES.get(s.platform, s.platform)} · {when(s.started_at)}"
         + (f" · {view.total} messages" if view.total else "")
     )
@@ -260,7 +326,7 @@ def get_session(session_id: str, start: int | None = None, end: int | None = Non
     size = len(head)
     last = start - 1
     for m in view.messages:
-        label = m.role if m.kind == "text" else f"{m.role}/{m.kind}" + (f" {m.tool_name}" if m.tool_name else "")
+        label = m.role if m.kind == "text" else f"{m.role}/{m.kind}" + (f" {clip(m.tool_name, 80)}" if m.tool_name else "")
         line = f"[{m.seq}] {label}: {one_line(m.text, MAX_MESSAGE_CHARS)}"
         if size + len(line) + 1 > MAX_OUTPUT_CHARS - 120:
             break
@@ -282,8 +348,22 @@ TOOLS = (
 )
 
 
+def bounded_reply(text: str) -> str:
+    """A tool reply never exceeds MAX_OUTPUT_CHARS, whatever a renderer let through."""
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    return text[: MAX_OUTPUT_CHARS - 60].rstrip() + "\n… reply cut to stay short; narrow the request."
+
+
+def error_line(text: str) -> str:
+    """One short line for a tool error."""
+    return clip(text, 2 * limits.MAX_ECHO_CHARS + 100) or "error"
+
+
 def _as_tool(fn: Any) -> Any:
-    """Wrap a tool so a WwtError (or anything unexpected) is one clear line, and the warm-up is awaited."""
+    """Wrap a tool so a WwtError is one clear line, an unexpected failure one line that names no internals (the
+    traceback goes to the server's stderr, which MCP clients keep as the server log), and the warm-up is
+    awaited."""
     import functools
 
     from mcp.server.mcpserver.exceptions import ToolError
@@ -294,26 +374,56 @@ def _as_tool(fn: Any) -> Any:
     def wrapper(*args: Any, **kwargs: Any) -> str:
         _State.warmed.wait(timeout=120)
         try:
-            return terminal_safe(fn(*args, **kwargs))  # archived text may reach a terminal through the client
+            # archived text may reach a terminal through the client
+            return bounded_reply(terminal_safe(fn(*args, **kwargs)))
         except WwtError as exc:
-            raise ToolError(terminal_safe(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)) from None
+            raise ToolError(terminal_safe(error_line(str(exc) or type(exc).__name__))) from None
         except Exception as exc:  # noqa: BLE001
             from wwt.store import store_damage, store_damage_error
 
             if store_damage(exc):
-                raise ToolError(terminal_safe(str(store_damage_error(memory().store_path, exc)))) from None
-            message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            raise ToolError(terminal_safe(message)) from None
+                raise ToolError(terminal_safe(error_line(str(store_damage_error(memory().store_path, exc))))) from None
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+            raise ToolError(f"{fn.__name__} failed unexpectedly; the details are in the wwt MCP server's log") from None
 
     return wrapper
 
 
+def bad_arguments(tool: str, error: Any) -> str:
+    """A pydantic ValidationError → one line naming the fields, never the rejected values."""
+    problems = []
+    for item in error.errors()[:4]:
+        field = ".".join(str(part) for part in item.get("loc", ())) or "arguments"
+        problems.append(f"{clip(field, 40)}: {'missing' if item.get('type') == 'missing' else clip(item.get('msg', 'invalid'), 80)}")
+    return f"bad arguments for {clip(tool, 40)}: " + "; ".join(problems)
+
+
 def build_server() -> Any:
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
 
     from wwt import __version__
+    from wwt.present import terminal_safe
 
-    server = MCPServer(name="wwt", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    class Server(MCPServer):
+        """Every error a caller can cause (unknown tool, missing or mistyped argument) as one short line."""
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            if name not in {fn.__name__ for fn, _ in TOOLS}:
+                raise ToolError(f"unknown tool {echo(name, 60)}: use one of {', '.join(f.__name__ for f, _ in TOOLS)}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except UnexpectedToolError:
+                raise ToolError(f"{name} failed unexpectedly; the details are in the wwt MCP server's log") from None
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    raise ToolError(bad_arguments(name, exc.__cause__)) from None
+                raise ToolError(terminal_safe(error_line(str(exc)))) from None
+
+    server = Server(name="wwt", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for fn, doc in TOOLS:
         server.add_tool(_as_tool(fn), name=fn.__name__, description=doc, structured_output=False)
     return server

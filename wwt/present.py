@@ -16,8 +16,9 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.text import Text
 
-from wwt.models import PLATFORM_NAMES, RESUME_IN_CWD, Filters
-from wwt.search import SearchOutcome, SessionHit
+from wwt.models import PLATFORM_NAMES, Filters
+from wwt.search import RESUME_COMMANDS, SearchOutcome, SessionHit
+from wwt.search import resume_line as _resume_line
 from wwt.store import QUEUE_MAX_ATTEMPTS
 
 JSON_SCHEMA_VERSION = 1
@@ -65,13 +66,21 @@ def format_when(iso: str | None) -> str:
 
 
 def resume_line(hit: SessionHit) -> str | None:
-    """The copy-pastable command to reopen the session. Claude Code and Gemini CLI find sessions per project
-    folder, so their command starts with a ``cd`` into the session's cwd."""
+    """The copy-pastable command to reopen the session (``wwt.search.resume_line``: quoted, and None for an
+    id that is not the agent's id shape)."""
     if not hit.resume:
         return None
-    if hit.platform in RESUME_IN_CWD and hit.cwd:
-        return f"cd {shlex.quote(hit.cwd)} && {hit.resume}"
-    return hit.resume
+    return _resume_line(hit.platform, hit.session_id, hit.cwd)
+
+
+def no_resume_reason(hit: SessionHit) -> str:
+    """Why a hit has no resume line, for the terminal — and, since the id is then shown nowhere else, the
+    (quoted) command that reads the session."""
+    name = PLATFORM_NAMES.get(hit.platform, hit.platform)
+    show = f"; read it with: wwt show {shlex.quote(hit.session_id)}" if len(hit.session_id) <= 200 else ""
+    if hit.platform in RESUME_COMMANDS:
+        return f"not offered: the session id is not a {name} session id{show}"
+    return f"not supported for {name}{show}"
 
 
 def hits_to_json(query: str, outcome: SearchOutcome, filters: Filters, scope: str) -> dict[str, Any]:
@@ -132,7 +141,7 @@ def render_hits(
             console.print(Padding(body, (0, 0, 0, 3)))
         resume = resume_line(hit)
         # soft_wrap: never break the command with a newline, so it copy-pastes whole
-        resume = terminal_safe(resume or "not supported for " + hit.platform)
+        resume = terminal_safe(resume or no_resume_reason(hit))
         console.print(f"   [dim]resume:[/] {escape(resume)}", soft_wrap=True)
         console.print()
 

@@ -15,12 +15,13 @@ Rules kept as small pure functions so tests can pin them:
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from wwt.errors import UsageError
-from wwt.models import Filters
+from wwt.models import RESUME_IN_CWD, Filters
 
 CHUNKS_PER_SESSION = 3
 SECOND_CHUNK_BONUS = 0.0  # weight of the 2nd and 3rd best chunk scores added to the best one (0.1 until issue 13:
@@ -46,6 +47,14 @@ RESUME_COMMANDS = {
     # Cursor's CLI agent resumes a chat by id (editor chats open from the editor's history).
     "cursor": "cursor-agent --resume {id}",
 }
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# The ids each agent's resume command takes (agent-log-formats.md, docs/formats-notes.md): Claude Code a UUID (the
+# transcript's stem; Anthropic's SDK rejects other stems), Gemini CLI and Qwen Code the session UUID, Codex the
+# thread id (a UUIDv7), Copilot CLI and Cursor's agent a UUID, OpenCode `ses_` + base62 (its Identifier).
+# Aider's command takes no id. An id of another shape came from a log we cannot vouch for: no command is offered
+# for it, the hit itself still shows.
+RESUME_ID_SHAPES = {"claude-code": _UUID, "gemini-cli": _UUID, "codex-cli": _UUID, "qwen-code": _UUID,
+                    "copilot-cli": _UUID, "cursor": _UUID, "opencode": re.compile(r"ses_[0-9A-Za-z]{8,64}")}
 
 
 class ChunkLike(Protocol):
@@ -150,9 +159,32 @@ def bridged_query(query: str, bridge: Sequence[str]) -> str:
     return f"{query} ({', '.join(bridge)})" if bridge else query
 
 
-def resume_command(platform: str, session_id: str) -> str | None:
+def resumable(platform: str, session_id: str) -> bool:
+    """Does ``session_id`` have the shape ``platform``'s resume command takes? (Always, for a command that
+    takes no id.)"""
     template = RESUME_COMMANDS.get(platform)
-    return template.format(id=session_id) if template else None
+    if template is not None and "{id}" not in template:
+        return True
+    shape = RESUME_ID_SHAPES.get(platform)
+    return bool(shape and shape.fullmatch(session_id))
+
+
+def resume_command(platform: str, session_id: str) -> str | None:
+    """The agent's resume command for this session; None for an agent without one or an id of the wrong
+    shape. Every interpolated value is shell-quoted (a no-op for a well-formed id)."""
+    template = RESUME_COMMANDS.get(platform)
+    if not template or not resumable(platform, session_id):
+        return None
+    return template.format(id=shlex.quote(session_id))
+
+
+def resume_line(platform: str, session_id: str, cwd: str | None) -> str | None:
+    """``resume_command`` to paste as is: agents that find sessions per project folder (``RESUME_IN_CWD``)
+    get a (quoted) ``cd`` into the session's cwd first."""
+    command = resume_command(platform, session_id)
+    if command and platform in RESUME_IN_CWD and cwd:
+        return f"cd {shlex.quote(cwd)} && {command}"
+    return command
 
 
 def group_by_session(
