@@ -171,18 +171,23 @@ class TreePeak:
 
 def run_tree_measured(
     cmd: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-    interval: float = 0.02,
+    interval: float = 0.02, detail: dict | None = None, stdin: bytes | None = None,
 ) -> tuple[float, float, int, str, float]:
     """Run ``cmd`` to its end: (wall s, peak RSS MB of it and all its descendants together, exit code,
     stdout+stderr text, CPU s of it and its waited-for descendants). CPU beside wall because the cores are
-    shared: wall time includes waiting for them."""
+    shared: wall time includes waiting for them. ``detail``, if given, receives ``root_peak_mb`` (the process
+    alone, its VmHWM: what ``wait4`` would have said) and ``processes`` (how many were seen in the tree)."""
     import subprocess
     import time
 
     started = time.perf_counter()
     proc = subprocess.Popen(list(cmd), env=None if env is None else dict(env), cwd=cwd,
+                            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     with TreePeak(proc.pid, interval) as peak:
+        if stdin is not None and proc.stdin:
+            proc.stdin.write(stdin)
+            proc.stdin.close()
         out = proc.stdout.read() if proc.stdout else b""
         peak.sample()  # its last state, before it is reaped
         _, status, usage = os.wait4(proc.pid, 0)
@@ -190,6 +195,9 @@ def run_tree_measured(
     if proc.stdout:
         proc.stdout.close()
     proc.returncode = os.waitstatus_to_exitcode(status)
+    if detail is not None:
+        detail["root_peak_mb"] = max(peak.hwm_kb.get(proc.pid, 0), usage.ru_maxrss) / 1024
+        detail["processes"] = peak.processes
     return wall, peak.peak_mb, proc.returncode, out.decode("utf-8", "replace"), usage.ru_utime + usage.ru_stime
 
 

@@ -15,7 +15,7 @@ batch sizes, peak RSS, and how much dynamic int8 makes a vector depend on its ba
 Each stack runs in its own subprocess; its peak RSS is that process and all it starts, summed
 (``_shared.TreePeak``), sampled by this one. Torch runs from a private venv under benchmarks/.work/
 created on first use with ``pip install torch==2.13.0 sentence-transformers`` (never a project dependency).
-Weights for torch: ``/work/shared/tools/e5model/build --with-hf`` (``--hf-dir``).
+Weights for torch: ``../shared/tools/e5model/build --with-hf`` (``--hf-dir``).
 """
 
 from __future__ import annotations

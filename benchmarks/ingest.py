@@ -7,7 +7,7 @@ Measured side by side in one run:
 * one turn appended to the longest Claude transcript: texts embedded (target ≤ 2), time;
 * `reindex` (both indexes rebuilt from SQLite, no model): time as a % of the first ingest.
 
-    WWT_MODEL_DIR=/root/.cache/wwt-e5model/model /work/venv/bin/python benchmarks/ingest.py --copies 3 --append-results
+    WWT_MODEL_DIR=<model folder> python benchmarks/ingest.py --copies 3 --append-results
 """
 
 from __future__ import annotations

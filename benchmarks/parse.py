@@ -8,7 +8,7 @@ Modes:
   reader  — ``common.iter_jsonl`` only (JSON decoding, bounded-memory line reading)
   parse   — ``parse_file`` (Claude parser + noise rules + redaction), returning every message
 
-    /work/venv/bin/python benchmarks/parse.py --sizes 10,100 [--append-results]
+    python benchmarks/parse.py --sizes 10,100 [--append-results]
 """
 
 from __future__ import annotations

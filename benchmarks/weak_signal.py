@@ -1,6 +1,6 @@
 """Measure the "nothing in memory answers this" signal (wwt.search.is_weak) on the real fixture logs.
 
-Ingests /work/shared/fixtures/real into a temp WWT_HOME with the real model, runs answerable queries (answers
+Ingests ../shared/fixtures/real (or $WWT_SHARED/fixtures/real) into a temp WWT_HOME with the real model, runs answerable queries (answers
 checked by reading the fixtures) and off-topic ones, and prints per query: lexical hits, how many query terms
 occur in scope, vector top / median similarity, the gap, and the verdict; then the counts side by side.
 
