@@ -176,7 +176,7 @@ def run_tree_measured(
     """Run ``cmd`` to its end: (wall s, peak RSS MB of it and all its descendants together, exit code,
     stdout+stderr text, CPU s of it and its waited-for descendants). CPU beside wall because the cores are
     shared: wall time includes waiting for them. ``detail``, if given, receives ``root_peak_mb`` (the process
-    alone, its VmHWM: what ``wait4`` would have said) and ``processes`` (how many were seen in the tree)."""
+    alone, its VmHWM as last sampled) and ``processes`` (how many were seen in the tree)."""
     import subprocess
     import time
 
@@ -196,7 +196,9 @@ def run_tree_measured(
         proc.stdout.close()
     proc.returncode = os.waitstatus_to_exitcode(status)
     if detail is not None:
-        detail["root_peak_mb"] = max(peak.hwm_kb.get(proc.pid, 0), usage.ru_maxrss) / 1024
+        # VmHWM, not wait4's ru_maxrss: Linux keeps ru_maxrss across exec, so a child forked from a big parent
+        # reports the parent's size even when the program it runs stays small
+        detail["root_peak_mb"] = peak.hwm_kb.get(proc.pid, 0) / 1024
         detail["processes"] = peak.processes
     return wall, peak.peak_mb, proc.returncode, out.decode("utf-8", "replace"), usage.ru_utime + usage.ru_stime
 

@@ -52,6 +52,21 @@ def test_peak_memory_counts_the_child_process_beside_its_parent():
     assert peak - detail["root_peak_mb"] >= 120
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_small_program_started_from_a_big_process_is_measured_at_its_own_size():
+    # Linux keeps ru_maxrss across exec: wait4 reports a child forked from a 300 MB process as >= 300 MB even
+    # when the program it runs is a bare interpreter
+    shared = bench_shared()
+    held = bytearray(300 * 2**20)
+    held[:: 4096] = b"x" * len(held[:: 4096])  # touch every page: resident, not just reserved
+    detail: dict = {}
+    _, peak, code, _, _ = shared.run_tree_measured([sys.executable, "-c", "import time; time.sleep(0.3)"],
+                                                   detail=detail)
+    assert code == 0
+    assert peak < 150 and detail["root_peak_mb"] < 150
+    assert len(held) == 300 * 2**20
+
+
 def test_a_benchmark_section_is_replaced_in_place_and_others_are_kept(tmp_path):
     shared = bench_shared()
     results = tmp_path / "RESULTS.md"
