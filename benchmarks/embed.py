@@ -1,15 +1,21 @@
 """Embedding benchmark: wwt's int8 ONNX embedder vs the original stack (sentence-transformers on torch, fp32),
 same workload, same thread count, measured in one run so the ratios are fair.
 
-    /work/venv/bin/python benchmarks/embed.py                 # both stacks, appends to benchmarks/RESULTS.md
-    /work/venv/bin/python benchmarks/embed.py --no-torch      # ONNX only (no torch venv needed)
+    WWT_MODEL_DIR=<model folder> python benchmarks/embed.py          # both stacks, its section in RESULTS.md
+    WWT_MODEL_DIR=<model folder> python benchmarks/embed.py --no-torch   # ONNX only (no torch venv needed)
+    ... --also-model benchmarks/.work/ort_options/full-int8-model --rounds 3   # a second ONNX model beside it
+
+Every stack (and every ``--also-model``) runs in turn, ``--rounds`` times in rotation, and each figure is the
+median over rounds, so a busy shared machine slows all of them alike. ``--also-model`` takes a model folder
+(e.g. the fully-int8 stand-in of the pinned hub file that benchmarks/ort_options.py leaves).
 
 Measures model+tokenizer load time, single-query latency p50/p95, passage throughput on 200-400-token
 conversation-like passages (real agent-log text from shared/fixtures mixed with Korean dev chat) at several
 batch sizes, peak RSS, and how much dynamic int8 makes a vector depend on its batch (batch N vs batch 1).
-Each stack runs in its own subprocess (clean RSS); torch runs from a private venv under benchmarks/.work/
+Each stack runs in its own subprocess; its peak RSS is that process and all it starts, summed
+(``_shared.TreePeak``), sampled by this one. Torch runs from a private venv under benchmarks/.work/
 created on first use with ``pip install torch==2.13.0 sentence-transformers`` (never a project dependency).
-Weights for torch: ``/work/shared/tools/e5model/build --with-hf`` (``--hf-dir``).
+Weights for torch: ``../shared/tools/e5model/build --with-hf`` (``--hf-dir``).
 """
 
 from __future__ import annotations
@@ -20,14 +26,14 @@ import os
 import platform
 import random
 import re
-import resource
+import shlex
 import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from _shared import REAL_FIXTURES  # noqa: E402
+from _shared import REAL_FIXTURES, TreePeak, load_average, replace_section, tree_rss_mb  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
@@ -148,11 +154,12 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def rss_now_mb() -> float:
+    """This process and its descendants, now (the peak is sampled from outside, by the parent)."""
+    return tree_rss_mb(os.getpid())
 
 
-def worker_onnx(workload: dict, batch_sizes: list[int], threads: int, out_dir: Path) -> dict:
+def worker_onnx(workload: dict, batch_sizes: list[int], threads: int, out_dir: Path, tag: str) -> dict:
     import numpy as np
 
     t0 = time.perf_counter()
@@ -161,7 +168,7 @@ def worker_onnx(workload: dict, batch_sizes: list[int], threads: int, out_dir: P
     t1 = time.perf_counter()
     embedder = load_embedder(threads=threads)
     t2 = time.perf_counter()
-    rss_loaded = peak_rss_mb()
+    rss_loaded = rss_now_mb()
     embedder.embed_queries(["warm up"])
     latencies, question_latencies = [], []
     for q, question in zip(workload["queries"], workload["questions"], strict=True):
@@ -178,7 +185,7 @@ def worker_onnx(workload: dict, batch_sizes: list[int], threads: int, out_dir: P
         s = time.perf_counter()
         vectors[bs] = embedder.embed_passages(passages, batch_size=bs)
         throughput[bs] = len(passages) / (time.perf_counter() - s)
-    np.save(out_dir / "onnx_passages.npy", vectors[batch_sizes[0]])
+    np.save(out_dir / f"onnx_passages-{tag}.npy", vectors[batch_sizes[0]])
     base = vectors[1] if 1 in vectors else vectors[batch_sizes[0]]
     batch_effect = {
         bs: {"min": float((v * base).sum(1).min()), "mean": float((v * base).sum(1).mean())}
@@ -198,7 +205,6 @@ def worker_onnx(workload: dict, batch_sizes: list[int], threads: int, out_dir: P
         "passages_per_s": throughput,
         "batch_vs_single_cosine": batch_effect,
         "rss_after_load_mb": rss_loaded,
-        "peak_rss_mb": peak_rss_mb(),
         "loadavg_end": os.getloadavg()[0],
     }
 
@@ -213,7 +219,7 @@ def worker_torch(workload: dict, batch_sizes: list[int], threads: int, out_dir: 
     t1 = time.perf_counter()
     model = SentenceTransformer(hf_dir, device="cpu")
     t2 = time.perf_counter()
-    rss_loaded = peak_rss_mb()
+    rss_loaded = rss_now_mb()
 
     def encode(texts, bs):
         return model.encode(texts, batch_size=bs, normalize_embeddings=True, show_progress_bar=False)
@@ -247,7 +253,6 @@ def worker_torch(workload: dict, batch_sizes: list[int], threads: int, out_dir: 
         "question_p95_ms": percentile(question_latencies, 95),
         "passages_per_s": throughput,
         "rss_after_load_mb": rss_loaded,
-        "peak_rss_mb": peak_rss_mb(),
         "loadavg_end": os.getloadavg()[0],
     }
 
@@ -268,7 +273,8 @@ def torch_python() -> Path:
     return py
 
 
-def run_worker(python: Path, kind: str, args: argparse.Namespace, workload_path: Path) -> dict:
+def run_worker(python: Path, kind: str, args: argparse.Namespace, workload_path: Path,
+               model_dir: str | None = None, tag: str = "main") -> dict:
     cmd = [
         str(python),
         str(Path(__file__).resolve()),
@@ -282,73 +288,129 @@ def run_worker(python: Path, kind: str, args: argparse.Namespace, workload_path:
         str(args.threads),
         "--hf-dir",
         str(args.hf_dir),
+        "--tag",
+        tag,
     ]
     env = dict(os.environ)
+    if model_dir:
+        env["WWT_MODEL_DIR"] = model_dir
     if kind == "torch":
         env.pop("PYTHONPATH", None)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
-    if proc.returncode != 0:
-        raise SystemExit(f"{kind} worker failed:\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    with open(WORK / f"embed-{tag}.err", "w+", encoding="utf-8") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        with TreePeak(proc.pid) as peak:
+            try:
+                out, _ = proc.communicate(timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise SystemExit(f"{kind} worker ({tag}) timed out") from None
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"{kind} worker ({tag}) failed:\n{err.read()[-2000:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak_rss_mb"] = peak.peak_mb
+    return result
 
 
-def report(onnx: dict, torch_res: dict | None, workload: dict, cosine: float | None, command: str) -> str:
+NUMERIC = ("import_s", "load_s", "query_p50_ms", "query_p95_ms", "question_p50_ms", "question_p95_ms",
+           "rss_after_load_mb", "peak_rss_mb", "loadavg_end")
+
+
+def median_of(rounds: list[dict]) -> dict:
+    """One stack's figures over rounds: the median of each, peak RSS the largest (a peak is a maximum)."""
+    import statistics
+
+    out = dict(rounds[0])
+    for key in NUMERIC:
+        values = [r[key] for r in rounds]
+        out[key] = max(values) if key == "peak_rss_mb" else statistics.median(values)
+    out["passages_per_s"] = {
+        bs: statistics.median(r["passages_per_s"][bs] for r in rounds) for bs in rounds[0]["passages_per_s"]
+    }
+    out["rounds"] = len(rounds)
+    return out
+
+
+def shown(model: str) -> str:
+    """A model path as a reader can find it: inside the checkout relative to it, else the env var's folder."""
+    root = str(HERE.parent) + "/"
+    if model.startswith(root):
+        return model[len(root):]
+    return "$WWT_MODEL_DIR/" + Path(model.split(" (")[0]).name + (" (" + model.split(" (", 1)[1] if " (" in model else "")
+
+
+def report(stacks: list[tuple[str, dict]], workload: dict, cosines: dict[str, float], command: str,
+           rounds: int, load: str) -> str:
+    """``stacks``: (column label, figures) — the ONNX models first, torch last if it ran."""
     toks = workload["passage_tokens"]
+    torch_res = next((r for label, r in stacks if label.startswith("torch")), None)
+    onnx = [(label, r) for label, r in stacks if not label.startswith("torch")]
+    first = onnx[0][1]
     lines = [
         f"## Embedder: int8 ONNX vs sentence-transformers/torch ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC)",
         "",
         f"Command: `{command}`  ",
-        f"Model: `{onnx['model']}`.  ",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"threads={onnx['threads']} for both stacks; {len(toks)} passages of {min(toks)}-{max(toks)} tokens "
+        "Models: " + "; ".join(f"{label} = `{shown(r['model'])}`" for label, r in onnx) + ".  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores shared with other work (load average {load} at the "
+        f"end), Python {platform.python_version()}; threads={first['threads']} for every stack; each stack ran "
+        f"{rounds} time(s) in rotation, figures are medians over rounds (peak RSS: the largest; RSS = the process "
+        f"and all it starts, summed); {len(toks)} passages of {min(toks)}-{max(toks)} tokens "
         f"(mean {sum(toks) / len(toks):.0f}), {len(workload['queries'])} single keyword queries and "
         f"{len(workload['questions'])} whole questions (token counts include `query: `, `<s>`, `</s>`).",
         "",
-        "| metric | wwt int8 ONNX | torch fp32 | ratio | target |",
-        "|---|---|---|---|---|",
     ]
+    head = ["metric", *[label for label, _ in stacks]]
+    ratio_heads = [f"{label} vs torch" for label, _ in onnx] if torch_res else []
+    if len(onnx) > 1:
+        ratio_heads += [f"{label} vs {onnx[0][0]}" for label, _ in onnx[1:]]
+    lines += ["| " + " | ".join(head + ratio_heads + ["target"]) + " |",
+              "|" + "---|" * (len(head) + len(ratio_heads) + 1)]
 
-    def row(name, key, fmt, word, target=""):
-        a = onnx[key]
-        b = torch_res[key] if torch_res else None
-        ratio = "" if b is None or not word else f"{b / a:.2f}x {word}"
-        lines.append(
-            f"| {name} | {fmt.format(a)} | {'' if b is None else fmt.format(b)} | {ratio} | {target} |"
-        )
+    def ratios(get, lower_is_better: bool) -> list[str]:
+        out = []
 
-    row("import (s)", "import_s", "{:.2f}", "faster")
-    row("model+tokenizer load (s)", "load_s", "{:.2f}", "faster", "≤ 1.0 s")
+        def fmt(a: float, b: float) -> str:  # how many times better a is than b
+            if not a or not b:
+                return ""
+            x = b / a if lower_is_better else a / b
+            return f"{x:.2f}x faster" if lower_is_better else f"{x:.2f}x"
+
+        if torch_res:
+            out += [fmt(get(r), get(torch_res)) for _, r in onnx]
+        if len(onnx) > 1:
+            out += [fmt(get(r), get(first)) for _, r in onnx[1:]]
+        return out
+
+    def row(name, key, fmt, lower_is_better=True, target=""):
+        values = [fmt.format(r[key]) for _, r in stacks]
+        rs = ratios(lambda r: r[key], lower_is_better) if key != "loadavg_end" else [""] * len(ratio_heads)
+        if key.startswith("rss") or key.startswith("peak"):
+            rs = [x.replace("faster", "less") for x in rs]
+        lines.append("| " + " | ".join([name, *values, *rs, target]) + " |")
+
+    row("import (s)", "import_s", "{:.2f}")
+    row("model+tokenizer load (s)", "load_s", "{:.2f}", target="≤ 1.0 s")
     qt, xt = workload["query_tokens"], workload["question_tokens"]
-    row(
-        f"query p50, keywords {min(qt)}-{max(qt)} tokens (ms)",
-        "query_p50_ms",
-        "{:.1f}",
-        "faster",
-        "≤ 5 ms, ≥ 3x torch",
-    )
-    row("query p95, keywords (ms)", "query_p95_ms", "{:.1f}", "faster")
-    row(f"query p50, questions {min(xt)}-{max(xt)} tokens (ms)", "question_p50_ms", "{:.1f}", "faster")
-    row("query p95, questions (ms)", "question_p95_ms", "{:.1f}", "faster")
-    for bs in onnx["passages_per_s"]:
-        a = onnx["passages_per_s"][bs]
-        b = torch_res["passages_per_s"].get(bs) if torch_res else None
-        ratio = "" if b is None else f"{a / b:.2f}x"
-        lines.append(
-            f"| passages/s, batch {bs} | {a:.1f} | {'' if b is None else f'{b:.1f}'} | {ratio} | ≥ 1.2x torch |"
-        )
-    row("RSS after load (MB)", "rss_after_load_mb", "{:.0f}", "less")
-    row("peak RSS (MB)", "peak_rss_mb", "{:.0f}", "less", "≤ 800 MB")
-    row("machine load avg at the end (other users)", "loadavg_end", "{:.1f}", "")
+    row(f"query p50, keywords {min(qt)}-{max(qt)} tokens (ms)", "query_p50_ms", "{:.1f}",
+        target="≤ 5 ms, ≥ 3x torch")
+    row("query p95, keywords (ms)", "query_p95_ms", "{:.1f}")
+    row(f"query p50, questions {min(xt)}-{max(xt)} tokens (ms)", "question_p50_ms", "{:.1f}")
+    row("query p95, questions (ms)", "question_p95_ms", "{:.1f}")
+    for bs in first["passages_per_s"]:
+        values = [f"{r['passages_per_s'][bs]:.1f}" for _, r in stacks]
+        rs = ratios(lambda r, bs=bs: r["passages_per_s"][bs], False)
+        lines.append("| " + " | ".join([f"passages/s, batch {bs}", *values, *rs, "≥ 1.2x torch"]) + " |")
+    row("RSS after load (MB)", "rss_after_load_mb", "{:.0f}")
+    row("peak RSS (MB)", "peak_rss_mb", "{:.0f}", target="≤ 800 MB")
+    row("machine load avg at the end of the stack's run (other users)", "loadavg_end", "{:.1f}")
     lines.append("")
-    effect = ", ".join(
-        f"batch {bs}: min {v['min']:.4f} / mean {v['mean']:.4f}"
-        for bs, v in onnx["batch_vs_single_cosine"].items()
-    )
-    lines.append(f"Batch dependence of int8 vectors (cosine to the same passage embedded alone): {effect}.")
-    if cosine is not None:
-        lines.append(
-            f"Same passages, ONNX int8 vs torch fp32 vectors (same weights): mean cosine {cosine:.4f}."
+    for label, r in onnx:
+        effect = ", ".join(
+            f"batch {bs}: min {v['min']:.4f} / mean {v['mean']:.4f}" for bs, v in r["batch_vs_single_cosine"].items()
         )
+        lines.append(f"Batch dependence of {label} vectors (cosine to the same passage embedded alone): {effect}.")
+    for label, cosine in cosines.items():
+        lines.append(f"Same passages, {label} vs torch fp32 vectors (same weights): mean cosine {cosine:.4f}.")
     lines.append("")
     return "\n".join(lines)
 
@@ -366,12 +428,18 @@ def main() -> None:
         "--hf-dir", default=str(DEFAULT_HF_DIR), help="sentence-transformers folder for torch"
     )
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--also-model", action="append", default=[], metavar="DIR",
+                        help="another model folder (model.onnx + tokenizer.json) measured beside WWT_MODEL_DIR")
+    parser.add_argument("--label", default="offline test build", help="column name for WWT_MODEL_DIR's model")
+    parser.add_argument("--also-label", action="append", default=[], help="column name for each --also-model")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of every stack, in rotation")
     parser.add_argument(
-        "--no-write", action="store_true", help="print the section, do not append to RESULTS.md"
+        "--no-write", action="store_true", help="print the section, do not write it into RESULTS.md"
     )
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--worker", choices=["onnx", "torch"], help=argparse.SUPPRESS)
     parser.add_argument("--workload", help=argparse.SUPPRESS)
+    parser.add_argument("--tag", default="main", help=argparse.SUPPRESS)
     args = parser.parse_args()
     batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
 
@@ -379,7 +447,7 @@ def main() -> None:
         workload = json.loads(Path(args.workload).read_text(encoding="utf-8"))
         out_dir = Path(args.workload).parent
         if args.worker == "onnx":
-            result = worker_onnx(workload, batch_sizes, args.threads, out_dir)
+            result = worker_onnx(workload, batch_sizes, args.threads, out_dir, args.tag)
         else:
             result = worker_torch(workload, batch_sizes, args.threads, out_dir, args.hf_dir)
         print(json.dumps(result))
@@ -395,30 +463,45 @@ def main() -> None:
     workload_path = WORK / "embed_workload.json"
     workload_path.write_text(json.dumps(workload, ensure_ascii=False), encoding="utf-8")
 
-    onnx = run_worker(Path(sys.executable), "onnx", args, workload_path)
-    torch_res = None
-    cosine = None
+    labels = list(args.also_label) + [f"model {i + 2}" for i in range(len(args.also_label), len(args.also_model))]
+    models: list[tuple[str, str | None, str]] = [(args.label, None, "main")]
+    models += [(label, str(Path(d).resolve()), f"also{i}") for i, (label, d) in
+               enumerate(zip(labels, args.also_model, strict=False))]
+    torch_py = None
     if not args.no_torch:
         if not (Path(args.hf_dir) / "model.safetensors").exists():
             raise SystemExit(
-                f"no torch weights in {args.hf_dir}: run /work/shared/tools/e5model/build --with-hf"
+                f"no torch weights in {args.hf_dir}: run ../shared/tools/e5model/build --with-hf"
             )
-        torch_res = run_worker(torch_python(), "torch", args, workload_path)
+        torch_py = torch_python()
+    runs: dict[str, list[dict]] = {}
+    for round_no in range(args.rounds):
+        order = models[round_no % len(models):] + models[: round_no % len(models)]
+        for label, model_dir, tag in order:
+            print(f"round {round_no + 1}: {label}", file=sys.stderr, flush=True)
+            runs.setdefault(label, []).append(
+                run_worker(Path(sys.executable), "onnx", args, workload_path, model_dir, tag))
+        if torch_py is not None:
+            print(f"round {round_no + 1}: torch", file=sys.stderr, flush=True)
+            runs.setdefault("torch fp32", []).append(run_worker(torch_py, "torch", args, workload_path, tag="torch"))
+    stacks = [(label, median_of(runs[label])) for label, _, _ in models]
+    cosines: dict[str, float] = {}
+    if torch_py is not None:
+        stacks.append(("torch fp32", median_of(runs["torch fp32"])))
         import numpy as np
 
-        a = np.load(WORK / "onnx_passages.npy")
         b = np.load(WORK / "torch_passages.npy")
-        cosine = float((a * b).sum(1).mean())
-    env = f"WWT_MODEL_DIR={os.environ['WWT_MODEL_DIR']} " if os.environ.get("WWT_MODEL_DIR") else ""
-    command = env + "python benchmarks/embed.py " + " ".join(sys.argv[1:])
-    section = report(onnx, torch_res, workload, cosine, command.strip())
+        for label, _, tag in models:
+            a = np.load(WORK / f"onnx_passages-{tag}.npy")
+            cosines[label] = float((a * b).sum(1).mean())
+    argv = shlex.join(a if not a.startswith("/") else f"<{Path(a).name}>" for a in sys.argv[1:])
+    command = ("WWT_MODEL_DIR=<model folder> " if os.environ.get("WWT_MODEL_DIR") else "") + \
+        "python benchmarks/embed.py " + argv
+    section = report(stacks, workload, cosines, command.strip(), args.rounds, load_average())
     print(section)
-    print(json.dumps({"onnx": onnx, "torch": torch_res}, indent=1), file=sys.stderr)
+    print(json.dumps({"runs": runs}, indent=1), file=sys.stderr)
     if not args.no_write:
-        with RESULTS.open("a", encoding="utf-8") as fh:
-            fh.write(
-                ("\n" if RESULTS.exists() and RESULTS.stat().st_size else "# Benchmark results\n\n") + section
-            )
+        replace_section("embed", section)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Installed footprint: a fresh venv with wwt (+ its model files) vs the original stack (torch + sentence-transformers).
 
-    /work/venv/bin/python benchmarks/footprint.py            # builds benchmarks/.work/footprint-venv, appends to RESULTS.md
-    /work/venv/bin/python benchmarks/footprint.py --reuse    # measure existing venvs without reinstalling
+    python benchmarks/footprint.py            # builds benchmarks/.work/footprint-venv, appends to RESULTS.md
+    python benchmarks/footprint.py --reuse    # measure existing venvs without reinstalling
 
 The original stack is measured from the torch venv that ``benchmarks/embed.py`` creates
 (``benchmarks/.work/torch-venv``: ``pip install torch==2.13.0 sentence-transformers``, CPU wheel) plus the
@@ -117,7 +117,7 @@ def main() -> None:
         f"## Footprint: wwt venv vs the original torch stack ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC)",
         "",
         f"Command: `python benchmarks/footprint.py {' '.join(sys.argv[1:])}`".rstrip() + "  ",
-        f"Model folder measured: `{info.model_dir}` ({info.source}); the pinned hub download is "
+        f"Model folder measured: `{info.model_dir.name}` ({info.source}); the pinned hub download is "
         f"{mb(sum(f.size or 0 for f in info.manifest.files))} MB ({info.manifest.label}).",
         "",
         "| | wwt (onnxruntime + sentencepiece + …) | original (torch CPU + sentence-transformers) | target |",
@@ -141,10 +141,9 @@ def main() -> None:
     section = "\n".join(lines)
     print(section)
     if not args.no_write:
-        with RESULTS.open("a", encoding="utf-8") as fh:
-            fh.write(
-                ("\n" if RESULTS.exists() and RESULTS.stat().st_size else "# Benchmark results\n\n") + section
-            )
+        from _shared import replace_section
+
+        replace_section("footprint", section)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _shared import REAL_FIXTURES  # noqa: E402
+from _shared import REAL_FIXTURES, load_average, replace_section  # noqa: E402
 
 REAL_LOG = (REAL_FIXTURES / "claude-code/spotter__short.jsonl")
 ROOT = Path(__file__).resolve().parent
@@ -45,7 +45,7 @@ def pct(values: list[float], q: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=40)
-    ap.add_argument("--append-results", action="store_true", help="append a section to benchmarks/RESULTS.md")
+    ap.add_argument("--append-results", action="store_true", help="write its section into benchmarks/RESULTS.md")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="wwt-hook-bench-"))
@@ -85,13 +85,13 @@ def main() -> int:
     print(table)
     print(summary)
     if args.append_results:
-        with open(ROOT / "RESULTS.md", "a", encoding="utf-8") as fh:
-            fh.write(
-                f"\n## Hook entry point latency ({time.strftime('%Y-%m-%d')})\n\n"
-                f"Command: `python benchmarks/hook.py --runs {args.runs} --append-results` — a fresh process per "
-                f"call, real Claude Stop payload, worker already running (steady state), 2-core shared machine.\n\n"
-                f"{table}\n\n{summary}.\n"
-            )
+        replace_section(
+            "hook",
+            f"## Hook entry point latency ({time.strftime('%Y-%m-%d')})\n\n"
+            f"Command: `python benchmarks/hook.py --runs {args.runs} --append-results` — a fresh process per "
+            f"call, real Claude Stop payload, worker already running (steady state), 2-core shared machine, load "
+            f"average {load_average()} at the end.\n\n{table}\n\n{summary}.\n",
+        )
     return 0
 
 

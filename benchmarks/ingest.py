@@ -7,7 +7,7 @@ Measured side by side in one run:
 * one turn appended to the longest Claude transcript: texts embedded (target ≤ 2), time;
 * `reindex` (both indexes rebuilt from SQLite, no model): time as a % of the first ingest.
 
-    WWT_MODEL_DIR=/root/.cache/wwt-e5model/model /work/venv/bin/python benchmarks/ingest.py --copies 3 --append-results
+    WWT_MODEL_DIR=<model folder> python benchmarks/ingest.py --copies 3 --append-results
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
-from _shared import REAL_FIXTURES  # noqa: E402
+from _shared import REAL_FIXTURES, replace_section  # noqa: E402
 
 FIXTURES = REAL_FIXTURES
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -111,10 +111,9 @@ class Counting:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--copies", type=int, default=3, help="copies of the fixture tree (distinct sessions)")
-    ap.add_argument("--append-results", action="store_true", help="append a section to benchmarks/RESULTS.md")
+    ap.add_argument("--append-results", action="store_true", help="write its section into benchmarks/RESULTS.md")
     args = ap.parse_args()
 
-    os.environ.setdefault("WWT_MODEL_DIR", "/root/.cache/wwt-e5model/model")
     work = Path(tempfile.mkdtemp(prefix="wwt-bench-ingest-"))
     os.environ["WWT_HOME"] = str(work / "home")
     try:
@@ -167,7 +166,7 @@ def main() -> None:
     lines = [
         f"## Ingest end to end — incremental behaviour (date {time.strftime('%Y-%m-%d')})",
         "",
-        f"Command: `WWT_MODEL_DIR=/root/.cache/wwt-e5model/model /work/venv/bin/python benchmarks/ingest.py "
+        f"Command: `WWT_MODEL_DIR=<model folder> python benchmarks/ingest.py "
         f"--copies {args.copies}{' --append-results' if args.append_results else ''}` "
         f"({os.cpu_count()} shared cores, load average {os.getloadavg()[0]:.1f} at the end, Python "
         f"{platform.python_version()}). Logs: the real fixtures × {args.copies} "
@@ -187,9 +186,7 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.append_results:
-        results = Path(__file__).with_name("RESULTS.md")
-        with open(results, "a", encoding="utf-8") as fh:
-            fh.write("\n" + text)
+        replace_section("ingest", text)
     ok = second_s <= 0.05 * first_s and second_emb == 0 and append_emb <= 2
     sys.exit(0 if ok else 1)
 

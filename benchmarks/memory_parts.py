@@ -3,8 +3,10 @@
 Parts: the e5 tokenizer as HF ``tokenizers`` (the design's first choice) vs the sentencepiece conversion wwt
 loads; Kiwi as configured before this session (default user dictionary, no release of load garbage) vs now;
 the ONNX session. Each part is loaded ``--runs`` times, the variants interleaved, in a child process that
-reports resident-memory growth (VmRSS after − before, MB), peak (VmHWM) and wall time. ``tokenizers`` is only a
-test dependency; without it that row is skipped.
+reports resident-memory growth (VmRSS after − before, MB), peak (VmHWM) and wall time; beside it, the whole
+process's peak with anything it starts, summed (``_shared.TreePeak``). One more row is the Kiwi helper process a
+cold Korean ``wwt search`` starts (``python -m wwt.lexical``, one query): its whole peak is what that search adds.
+``tokenizers`` is only a test dependency; without it that row is skipped.
 
     WWT_MODEL_DIR=... python benchmarks/memory_parts.py [--runs 3] [--append-results]
 """
@@ -15,12 +17,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _shared import load_average, replace_section, run_tree_measured  # noqa: E402
+
 RESULTS = HERE / "RESULTS.md"
 
 CHILD = r"""
@@ -83,16 +87,26 @@ PARTS = [
     ("kiwi-before", "Kiwi as of session 1 (default dict, no release)"),
     ("kiwi-now", "Kiwi now (no default dict, load garbage released)"),
     ("onnx", "ONNX session (int8 e5-small, arena off)"),
+    ("lexical-helper", "Kiwi helper process of a cold Korean search (`python -m wwt.lexical`, one query)"),
 ]
+HELPER_QUERY = "전에 Redis 캐시 TTL 어떻게 설정했지?"
 
 
 def run_part(part: str) -> dict | None:
-    proc = subprocess.run([sys.executable, "-c", CHILD, part], capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        if "No module named 'tokenizers'" in proc.stderr:
+    if part == "lexical-helper":
+        wall, peak, code, out, _ = run_tree_measured([sys.executable, "-m", "wwt.lexical"],
+                                                     stdin=json.dumps([HELPER_QUERY]).encode("utf-8"))
+        if code != 0:
+            raise RuntimeError(f"{part}: {out.strip().splitlines()[-1:]}")
+        return {"seconds": wall, "tree": peak}
+    _, peak, code, out, _ = run_tree_measured([sys.executable, "-c", CHILD, part])
+    if code != 0:
+        if "No module named 'tokenizers'" in out:
             return None
-        raise RuntimeError(f"{part}: {proc.stderr.strip().splitlines()[-1:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"{part}: {out.strip().splitlines()[-1:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["tree"] = peak
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,27 +125,28 @@ def main(argv: list[str] | None = None) -> int:
             result = run_part(part)
             if result is not None:
                 samples[part].append(result)
-    load = os.getloadavg()
     lines = [
         f"## Memory and load time by part (fresh process each, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
         "",
-        f"Command: `WWT_MODEL_DIR=... python benchmarks/memory_parts.py --runs {args.runs}` (variants interleaved; "
-        f"load average at the end {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}). RSS = VmRSS growth over the part's "
-        "load plus one call; peak = VmHWM above the starting RSS; medians of the runs.",
+        f"Command: `WWT_MODEL_DIR=<model folder> python benchmarks/memory_parts.py --runs {args.runs}` (variants "
+        f"interleaved; load average at the end {load_average()}). RSS = VmRSS growth over the part's "
+        "load plus one call; peak = VmHWM above the starting RSS; whole process = the fresh process's peak with "
+        "anything it starts, summed, interpreter included; medians of the runs.",
         "",
-        "| part | RSS MB | peak MB | load + first call s (min–max) |",
-        "|---|---|---|---|",
+        "| part | RSS MB | peak MB | whole process peak MB | load + first call s (min–max) |",
+        "|---|---|---|---|---|",
     ]
     for part, label in PARTS:
         got = samples[part]
         if not got:
-            lines.append(f"| {label} | not installed | | |")
+            lines.append(f"| {label} | not installed | | | |")
             continue
         secs = [g["seconds"] for g in got]
+        growth = "" if "rss" not in got[0] else f"{statistics.median(g['rss'] for g in got):.0f}"
+        peak = "" if "hwm" not in got[0] else f"{statistics.median(g['hwm'] for g in got):.0f}"
         lines.append(
-            f"| {label} | {statistics.median(g['rss'] for g in got):.0f} | "
-            f"{statistics.median(g['hwm'] for g in got):.0f} | {statistics.median(secs):.2f} "
-            f"({min(secs):.2f}–{max(secs):.2f}) |"
+            f"| {label} | {growth} | {peak} | {statistics.median(g['tree'] for g in got):.0f} | "
+            f"{statistics.median(secs):.2f} ({min(secs):.2f}–{max(secs):.2f}) |"
         )
 
     def ratio(a: str, b: str, key: str) -> str:
@@ -149,8 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     if args.append_results:
-        with open(RESULTS, "a", encoding="utf-8") as fh:
-            fh.write("\n" + text + "\n")
+        replace_section("memory-parts", text)
     return 0
 
 

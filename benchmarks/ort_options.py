@@ -1,7 +1,7 @@
 """ORT session options for one query: can a SessionOptions change (or a fully-int8 model) bring the single
 query embedding to the p50 ≤ 5 ms target (#2), and what does it cost when the machine is busy?
 
-    WWT_MODEL_DIR=/root/.cache/wwt-e5model/model /work/venv/bin/python benchmarks/ort_options.py \
+    WWT_MODEL_DIR=<model folder> python benchmarks/ort_options.py \
         [--rounds 10] [--per 30] [--busy 0,1,2] [--profile 200] [--fp32 PATH] [--append-results]
 
 Times ``session.run`` on one fixed 17-token query (``query: 전에 Redis 캐시 TTL 어떻게 설정했지?``) for
@@ -15,7 +15,9 @@ If an fp32 export is available (``--fp32``, ``$WWT_FP32_MODEL`` or ``~/.cache/ww
 a fully-int8 per-channel ``quantize_dynamic`` of it (≈ the pinned hub file; the offline build keeps 12
 FFN-output MatMuls in fp32) is built once into ``benchmarks/.work/ort_options/`` and timed too, with a model
 folder for it (``benchmarks/.work/ort_options/full-int8-model``, usable as ``WWT_MODEL_DIR`` for embed.py); every
-row reports the mean/min cosine of its vectors to the current model's on Korean/English texts.
+row reports the mean/min cosine of its vectors to the current model's on Korean/English texts. Quantizing needs
+the ``onnx`` package (not a wwt dependency): ``pip install onnx`` into the venv that runs this, once. The fp32
+export comes from ``../shared/tools/e5model/build --with-fp32``.
 """
 
 from __future__ import annotations
@@ -441,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         "--profile", type=int, default=0, metavar="RUNS", help="also profile RUNS queries by operator type"
     )
     parser.add_argument("--fp32", type=Path, default=Path(os.environ.get("WWT_FP32_MODEL") or DEFAULT_FP32))
-    parser.add_argument("--append-results", action="store_true", help="append the section to RESULTS.md")
+    parser.add_argument("--append-results", action="store_true", help="write its section into RESULTS.md")
     args = parser.parse_args(argv)
     if not os.environ.get("WWT_MODEL_DIR"):
         parser.error("set WWT_MODEL_DIR to the model folder (model.onnx + tokenizer.json)")
@@ -454,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
     if busy_levels[0] < 0:
         parser.error("--busy numbers must be >= 0")
     model = Path(os.environ["WWT_MODEL_DIR"]).expanduser() / "model.onnx"
-    command = f"WWT_MODEL_DIR={os.environ['WWT_MODEL_DIR']} {sys.executable} {shlex.join(sys.argv)}"
+    command = "WWT_MODEL_DIR=<model folder> python benchmarks/ort_options.py " + shlex.join(
+        sys.argv[1:] if argv is None else argv)
     load_start = os.getloadavg()[0]
 
     from wwt.embedder import DISABLED_FUSIONS, default_threads
@@ -494,9 +497,10 @@ def main(argv: list[str] | None = None) -> int:
         text += "\n" + op_profile(configs, args.profile)
     print(text)
     if args.append_results:
-        with RESULTS.open("a", encoding="utf-8") as fh:
-            fh.write("\n" + text)
-        print(f"appended to {RESULTS}", file=sys.stderr)
+        from _shared import replace_section
+
+        replace_section("ort-options", text)
+        print(f"written to {RESULTS}", file=sys.stderr)
     return 0
 
 

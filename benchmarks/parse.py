@@ -8,7 +8,7 @@ Modes:
   reader  — ``common.iter_jsonl`` only (JSON decoding, bounded-memory line reading)
   parse   — ``parse_file`` (Claude parser + noise rules + redaction), returning every message
 
-    /work/venv/bin/python benchmarks/parse.py --sizes 10,100 [--append-results]
+    python benchmarks/parse.py --sizes 10,100 [--append-results]
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ import argparse
 import json
 import os
 import re
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _shared import REAL_FIXTURES  # noqa: E402
+from _shared import REAL_FIXTURES, load_average, replace_section, run_tree_measured  # noqa: E402
 
 REAL = (REAL_FIXTURES / "claude-code")
 SOURCES = [
@@ -93,26 +91,30 @@ def _measure(mode: str, path: str) -> dict:
         "messages": messages,
         "text_mb": text_mb,
         "bad_lines": report.bad_lines,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
 def run_child(mode: str, path: Path) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", mode, str(path)], check=True, capture_output=True, text=True
-    )
-    return json.loads(out.stdout)
+    """One measurement in a fresh process; peak RSS of that process and anything it starts (``TreePeak``)."""
+    _, peak, code, out, _ = run_tree_measured([sys.executable, __file__, "--child", mode, str(path)])
+    if code != 0:
+        raise SystemExit(f"{mode} child failed: {out[-800:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak_rss_mb"] = peak
+    return result
 
 
 def baseline_rss() -> float:
-    code = "import resource, wwt.parsers; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
-    return float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+    _, peak, code, out, _ = run_tree_measured([sys.executable, "-c", "import wwt.parsers"])
+    if code != 0:
+        raise SystemExit(f"baseline failed: {out[-800:]}")
+    return peak
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10,100", help="transcript sizes in MB, comma-separated")
-    ap.add_argument("--append-results", action="store_true", help="append a section to benchmarks/RESULTS.md")
+    ap.add_argument("--append-results", action="store_true", help="write its section into benchmarks/RESULTS.md")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -160,14 +162,13 @@ def main() -> None:
 
 
 def _append(rows: list[dict], summary: list[str], base: float, sizes: str) -> None:
-    results = Path(__file__).parent / "RESULTS.md"
     cpu = os.cpu_count()
     lines = [
-        "",
         f"## Parse throughput and peak RSS — Claude Code transcripts ({time.strftime('%Y-%m-%d')})",
         "",
-        f"Command: `/work/venv/bin/python benchmarks/parse.py --sizes {sizes} --append-results` "
-        f"({cpu} shared CPU cores, Python {sys.version.split()[0]}). Synthetic transcript = real fixture lines "
+        f"Command: `python benchmarks/parse.py --sizes {sizes} --append-results` "
+        f"({cpu} shared CPU cores, load average {load_average()}, Python {sys.version.split()[0]}). Peak RSS = "
+        "the measuring process and any it starts, summed (`_shared.TreePeak`). Synthetic transcript = real fixture lines "
         "repeated with fresh ids. Targets: ≥ 30 MB/s, RSS flat in file size.",
         "",
         "| size | mode | MB/s (wall) | MB/s (CPU time) | seconds | peak RSS MB | lines | messages | kept text (M chars) |",
@@ -188,9 +189,7 @@ def _append(rows: list[dict], summary: list[str], base: float, sizes: str) -> No
         "",
     ]
     lines += [f"- {s}" for s in summary]
-    lines.append("")
-    with open(results, "a", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
+    replace_section("parse", "\n".join(lines))
 
 
 if __name__ == "__main__":

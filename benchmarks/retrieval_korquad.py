@@ -1,9 +1,9 @@
 """Retrieval quality on KorQuAD 1.0 dev: every unique paragraph is a passage, every question's relevant passage
 is its own paragraph. Compares, in one run, wwt's legs and fusion methods with the original tool's rules.
 
-    /work/venv/bin/python benchmarks/retrieval_korquad.py                   # all questions, print only
-    /work/venv/bin/python benchmarks/retrieval_korquad.py --record          # ... and append to RESULTS.md
-    /work/venv/bin/python benchmarks/retrieval_korquad.py --questions 500   # quick run (fixed sample)
+    python benchmarks/retrieval_korquad.py                   # all questions, print only
+    python benchmarks/retrieval_korquad.py --record          # ... and append to RESULTS.md
+    python benchmarks/retrieval_korquad.py --questions 500   # quick run (fixed sample)
 
 Rows: lexical only (wwt.lexical tokenizer + tantivy BM25), vector only (e5 int8 with query:/passage:
 prefixes + hnswlib), weighted min-max fusion over a range of w_lex, RRF, the original fusion rule applied to
@@ -32,7 +32,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # original_rules sits next to this script
 
-from _shared import KORQUAD, model_key  # noqa: E402
+from _shared import KORQUAD, load_average, model_key, replace_section  # noqa: E402
 from original_rules import BM25Okapi, original_tokenize_many, top_k  # noqa: E402
 
 from wwt import fusion  # noqa: E402
@@ -221,9 +221,20 @@ def run(args: argparse.Namespace) -> tuple[list[list[str]], dict[str, str]]:
     return table, facts
 
 
-def markdown(table: list[list[str]], facts: dict[str, str], command: str) -> str:
+def slug(label: str) -> str:
+    return "-".join("".join(c if c.isalnum() else " " for c in label.lower()).split())
+
+
+def model_shown(label: str) -> str:
+    """The model measured, as a reader can find it: its label, file name and size (not this machine's path)."""
+    path = Path(os.environ.get("WWT_MODEL_DIR", "")) / "model.onnx"
+    size = f", {path.stat().st_size / 1e6:.0f} MB" if path.is_file() else ""
+    return f"{label or 'WWT_MODEL_DIR'} (`model.onnx`{size})"
+
+
+def markdown(table: list[list[str]], facts: dict[str, str], command: str, label: str = "") -> str:
     lines = [
-        f"## Retrieval: KorQuAD 1.0 dev ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC)",
+        f"## Retrieval: KorQuAD 1.0 dev{' — ' + label if label else ''} ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC)",
         "",
         f"Command: `{command}`",
         "",
@@ -245,21 +256,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--depth", type=int, default=30, help="candidates fetched per leg")
     parser.add_argument("--skip-original", action="store_true", help="leave out the original tool's rules")
-    parser.add_argument("--record", action="store_true", help="append the result to benchmarks/RESULTS.md")
+    parser.add_argument("--record", action="store_true", help="write its section into benchmarks/RESULTS.md")
+    parser.add_argument("--model-label", default="",
+                        help="which model this is (e.g. 'fully-int8 stand-in'): its own section beside the default's")
     args = parser.parse_args(argv)
     if not os.environ.get("WWT_MODEL_DIR"):
         print("note: WWT_MODEL_DIR unset; the embedder resolves its default model", file=sys.stderr)
     started = time.perf_counter()
     table, facts = run(args)
-    facts["wall time"] = f"{time.perf_counter() - started:.0f} s (2 shared cores)"
-    command = "WWT_MODEL_DIR=... /work/venv/bin/python benchmarks/retrieval_korquad.py " + " ".join(
+    facts["wall time"] = f"{time.perf_counter() - started:.0f} s (2 shared cores, load average {load_average()} at the end)"
+    facts["model"] = model_shown(args.model_label)
+    command = "WWT_MODEL_DIR=<model folder> python benchmarks/retrieval_korquad.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
-    text = markdown(table, facts, command.strip())
+    text = markdown(table, facts, command.strip(), args.model_label)
     print(text)
     if args.record:
-        with open(RESULTS, "a", encoding="utf-8") as handle:
-            handle.write("\n" + text)
+        replace_section("retrieval-korquad" + (f"-{slug(args.model_label)}" if args.model_label else ""), text)
     return 0
 
 

@@ -1,11 +1,11 @@
 """Synthetic agent-log corpus for the scale benchmark, and a store built from it through the real ingest path.
 
-    /work/venv/bin/python benchmarks/scale_corpus.py --chunks 100000 --home benchmarks/.work/scale/home
+    python benchmarks/scale_corpus.py --chunks 100000 --home benchmarks/.work/scale/home
 
 What is real and what is not:
 
 * Files are Claude Code / Codex CLI / Gemini CLI JSONL in the shapes of the real fixtures
-  (``/work/shared/fixtures/real``), with fresh session ids, 12 projects, several branches and dates spread over a
+  (``../shared/fixtures/real``), with fresh session ids, 12 projects, several branches and dates spread over a
   year. Turn text is KorQuAD 1.0 dev questions (user) and paragraph excerpts (assistant) mixed with real fixture
   user/assistant texts, real fixture tool calls/results, and a few rare identifiers (``ERR_SCALE_0042``-style) so
   exact-identifier queries have a needle to find.

@@ -2,7 +2,9 @@
 platforms) while 4 processes search continuously, one MCP server answers, and the background worker is
 SIGKILLed at random moments. At the end nothing may be lost or out of step: every message of every transcript
 archived, both indexes holding exactly SQLite's chunk ids, the same chunk keys as a clean ingest of the final
-files, no duplicate chunks, the worker gone when idle. Prints the figures and appends them to RESULTS.md.
+files, no duplicate chunks, the worker gone when idle. Prints the figures and writes its RESULTS.md section.
+Memory: the peak of each searcher, the MCP server and the worker, each with anything it starts, summed
+(``_shared.TreePeak``, sampled from this process).
 
 Local only (subprocesses + the MCP server over stdio), bounded in time and count.
 
@@ -29,13 +31,12 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _shared import REAL_FIXTURES  # noqa: E402  (before this folder leaves sys.path)
+from _shared import REAL_FIXTURES, TreePeak, load_average, replace_section  # noqa: E402  (before this folder leaves sys.path)
 
 # this folder holds benchmarks/mcp.py, which would shadow the MCP SDK package
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 REAL = REAL_FIXTURES
-RESULTS = Path(__file__).with_name("RESULTS.md")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SOURCES = [  # (platform, real JSONL log, file name pattern the agent uses)
     ("claude-code", "claude-code/agentlogs__crud.jsonl", "{sid}.jsonl"),
@@ -76,9 +77,7 @@ while not stop.exists():
     except Exception as exc:
         errors.append(f"{type(exc).__name__}: {exc}"[:300])
 memory.close()
-hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))  # not ru_maxrss: exec keeps it
-out.write_text(json.dumps({"samples": samples, "errors": errors, "not_ready": not_ready,
-                           "max_rss_mb": hwm / 1024}))
+out.write_text(json.dumps({"samples": samples, "errors": errors, "not_ready": not_ready}))
 """
 
 
@@ -120,16 +119,6 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def vm_hwm_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 def worker_pid(home: Path) -> int | None:
     try:
         text = (home / "worker.lock").read_text().strip()
@@ -159,6 +148,7 @@ async def mcp_loop(env: dict, cwd: Path, stop: threading.Event, ready: threading
                 await session.call_tool("search_all", {"query": "warm up"})
                 out["pid"] = next((int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
                                    and _ppid(int(p.name)) == os.getpid() and b"mcp" in _cmdline(int(p.name))), None)
+                peak = TreePeak(out["pid"], 0.05).start() if out["pid"] else None
                 ready.set()
                 while not stop.is_set():
                     t = time.time()
@@ -169,7 +159,7 @@ async def mcp_loop(env: dict, cwd: Path, stop: threading.Event, ready: threading
                     elif not result.is_error:
                         out["samples"].append((t, time.time() - t))
                     await asyncio.sleep(0.2)
-                out["max_rss_mb"] = vm_hwm_mb(out["pid"]) if out.get("pid") else 0.0
+                out["max_rss_mb"] = peak.stop() if peak else 0.0
 
 
 def _ppid(pid: int) -> int:
@@ -207,6 +197,8 @@ def run(args: argparse.Namespace) -> dict:
                                      str(args.seed + i), json.dumps(QUERIES), str(args.search_pause)],
                                     env=dict(env, WWT_THREADS="1"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             searchers.append((proc, ready, out))
+        searcher_peaks = [TreePeak(proc.pid, 0.05).start() for proc, _, _ in searchers]
+        worker_peak = TreePeak(lambda: worker_pid(home), 0.05).start()
         mcp_stop, mcp_ready = threading.Event(), threading.Event()
         mcp_out: dict = {"samples": [], "errors": []}
         mcp_thread = threading.Thread(target=lambda: asyncio.run(
@@ -246,7 +238,7 @@ def run(args: argparse.Namespace) -> dict:
                 hook_failures.append(f"rc={proc.returncode} {proc.stderr[-200:]}")
 
         kill_times = sorted(rng.uniform(0.15, 0.85) * args.seconds for _ in range(args.kills))
-        kills, worker_rss, events = 0, 0.0, 0
+        kills, events = 0, 0
         start = time.monotonic()
         load_window = (time.time(), None)
         with ThreadPoolExecutor(max_workers=8) as pool:
@@ -257,9 +249,6 @@ def run(args: argparse.Namespace) -> dict:
                     if pid:
                         os.kill(pid, signal.SIGKILL)
                         kills += 1
-                pid = worker_pid(home)
-                if pid:
-                    worker_rss = max(worker_rss, vm_hwm_mb(pid))
                 session = rng.choice(sessions)
                 if not session.grow(rng):
                     sessions.remove(session)
@@ -279,9 +268,6 @@ def run(args: argparse.Namespace) -> dict:
         drained_at = None
         deadline = time.monotonic() + args.drain_timeout
         while time.monotonic() < deadline:
-            pid = worker_pid(home)
-            if pid:
-                worker_rss = max(worker_rss, vm_hwm_mb(pid))
             with Store.open(home / "wwt.sqlite3", readonly=True) as store:
                 pending = store.queue_size()
             if pending == 0 and drained_at is None:
@@ -291,16 +277,17 @@ def run(args: argparse.Namespace) -> dict:
             time.sleep(0.5)
         figures["drain_s"] = round(drained_at, 1) if drained_at is not None else None
         figures["worker_exited"] = not hook_running(home)
+        worker_rss = worker_peak.stop()
         stop_file.touch()
         mcp_stop.set()
         mcp_thread.join(timeout=60)
         samples, search_errors, searcher_rss = [], [], 0.0
-        for proc, _, out in searchers:
+        for (proc, _, out), peak in zip(searchers, searcher_peaks, strict=True):
             proc.wait(timeout=120)
             data = json.loads(out.read_text())
             samples += data["samples"]
             search_errors += data["errors"]
-            searcher_rss = max(searcher_rss, data["max_rss_mb"])
+            searcher_rss = max(searcher_rss, peak.stop())
         during = [d for t, d in samples if load_window[0] <= t <= load_window[1]]
         mcp_during = [d for t, d in mcp_out["samples"] if load_window[0] <= t <= load_window[1]]
         log = (home / "ingest.log").read_text(errors="replace") if (home / "ingest.log").exists() else ""
@@ -382,8 +369,9 @@ def ok(f: dict) -> bool:
 
 def report(f: dict, command: str) -> str:
     return "\n".join([
-        f"\n## Stress: hooks + searches + MCP + worker kills ({time.strftime('%Y-%m-%d')})\n",
-        f"`{command}` (2 shared cores)\n",
+        f"## Stress: hooks + searches + MCP + worker kills ({time.strftime('%Y-%m-%d')})\n",
+        f"Command: `WWT_MODEL_DIR=<model folder> {command}` (2 shared cores, load average {load_average()} at the "
+        "end)\n",
         f"- load: {f['events']} hook events in {f['seconds']} s ({f['rate']}/s) over {f['sessions']} sessions "
         f"(3 platforms, real log lines with fresh ids); {f['searchers']} search processes (one search every "
         f"{f['search_pause'] * 1000:g} ms + its own time) + 1 MCP server searching throughout; worker SIGKILLed {f['kills']}× at random moments",
@@ -398,7 +386,8 @@ def report(f: dict, command: str) -> str:
         f"{f['sessions_short']} sessions short, {f['sessions_without_chunks']} without chunks; {f['chunks']} chunks, "
         f"{f['duplicate_chunks']} duplicates; indexes agree with SQLite: {f['indexes_agree']}; same chunk keys as a "
         f"clean ingest: {f['same_chunks_as_clean_ingest']}",
-        f"- max RSS: {f['max_rss_mb']}",
+        f"- max RSS, MB (each process with anything it starts, summed; searcher = the largest of them): "
+        f"{f['max_rss_mb']}",
         f"- verdict: {'PASS' if ok(f) else 'FAIL — ' + ', '.join(failed_checks(f))}",
     ]) + "\n"
 
@@ -416,7 +405,7 @@ def main() -> None:
     ap.add_argument("--drain-timeout", type=float, default=300)
     ap.add_argument("--seed", type=int, default=6)
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
-    ap.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
+    ap.add_argument("--no-record", action="store_true", help="do not write its section into RESULTS.md")
     args = ap.parse_args()
     if not os.environ.get("WWT_MODEL_DIR"):
         raise SystemExit("set WWT_MODEL_DIR to the model folder (model.onnx + tokenizer.json)")
@@ -426,8 +415,7 @@ def main() -> None:
     print(text)
     print(json.dumps(figures, indent=1, default=str))
     if not args.no_record:
-        with open(RESULTS, "a", encoding="utf-8") as fh:
-            fh.write(text)
+        replace_section("stress", text)
     raise SystemExit(0 if ok(figures) else 1)
 
 

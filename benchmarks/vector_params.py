@@ -1,6 +1,6 @@
 """hnswlib parameters for wwt.vector_index: recall@10 against exact search and query latency, one thread.
 
-    /work/venv/bin/python benchmarks/vector_params.py --n 50000 --record
+    python benchmarks/vector_params.py --n 50000 --record
 
 Vectors: real e5 passage vectors (from benchmarks/.work, cached by retrieval_korquad.py) used as cluster
 centres plus Gaussian noise, so neighbours have e5-like high cosines; random vectors if no cache exists.
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import hnswlib
 import numpy as np
+from _shared import replace_section
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / ".work"
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"## Vector index parameters ({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC)",
         "",
-        f"Command: `/work/venv/bin/python benchmarks/vector_params.py {' '.join(sys.argv[1:] if argv is None else argv)}`",
+        f"Command: `python benchmarks/vector_params.py {' '.join(sys.argv[1:] if argv is None else argv)}`",
         "",
         f"{args.n} vectors ({source}), {args.queries} held-out queries, 1 thread, recall@10 vs exact.",
         "",
@@ -112,8 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.record:
-        with open(RESULTS, "a", encoding="utf-8") as handle:
-            handle.write("\n" + text)
+        replace_section("vector-params", text)
     return 0
 
 

@@ -151,7 +151,7 @@ def main() -> None:
     parser.add_argument("--min-cosine", type=float, default=0.995)
     parser.add_argument("--time-limit", type=float, default=600, help="seconds; later variants are skipped")
     parser.add_argument(
-        "--write-results", action="store_true", help="append a section to benchmarks/RESULTS.md"
+        "--write-results", action="store_true", help="write its section into benchmarks/RESULTS.md"
     )
     args = parser.parse_args()
     started = time.monotonic()
@@ -236,11 +236,10 @@ def main() -> None:
     section = "\n".join(lines)
     print(section)
     if args.write_results:
-        results = ROOT / "benchmarks" / "RESULTS.md"
-        with results.open("a", encoding="utf-8") as fh:
-            fh.write(
-                ("\n" if results.exists() and results.stat().st_size else "# Benchmark results\n\n") + section
-            )
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from _shared import replace_section
+
+        replace_section("int8-export", section)
     print(final)
 
 
