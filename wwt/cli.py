@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 
 from wwt import __version__
+from wwt.engine import context as engine_context
 from wwt.errors import UsageError, WwtError, out_of_space
 from wwt.models import PLATFORMS, platform_of
 
@@ -34,8 +34,9 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# The terminal of whoever runs the command: this process's, or inside the engine the client's (issue 12).
+console = engine_context.ContextConsole()
+err_console = engine_context.ContextConsole(stderr=True)
 
 
 def _version(value: bool) -> None:
@@ -103,7 +104,7 @@ def _utc() -> Any:
 def _memory() -> Memory:
     from wwt.service import Memory
 
-    return Memory.open()
+    return engine_context.shared_memory() or Memory.open()  # inside the engine: its one warm Memory
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -190,7 +191,7 @@ def search(
     elif all_projects:
         scope = "all projects"
     else:
-        here = current_project()
+        here = current_project(engine_context.cwd())
         if here is None or not memory.has_project(here):
             raise WwtError(
                 f"no sessions for project {here!r} (from the current folder); searched nothing — "
@@ -325,8 +326,10 @@ def forget(
 # ---------------------------------------------------------------------------------------------- integrations
 
 from wwt.cli_integrations import register as _register_integrations  # noqa: E402
+from wwt.engine.commands import register as _register_engine  # noqa: E402
 
 _register_integrations(app)
+_register_engine(app)
 
 
 # ---------------------------------------------------------------------------------------------- entry point

@@ -9,13 +9,13 @@ becomes a one-line tool error; the server never dies on a bad call.
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from wwt.engine import context as engine_context
 from wwt.errors import WwtError
 from wwt.models import PLATFORM_NAMES, PLATFORMS, RESUME_IN_CWD, Filters, platform_of
 
@@ -129,9 +129,9 @@ def parse_time(value: str | None, end_of_day: bool = False) -> str | None:
 def own_session_id(explicit: str | None) -> str | None:
     if explicit:
         return explicit
-    for name in SESSION_ENV_VARS:
-        if os.environ.get(name):
-            return os.environ[name]
+    for name in SESSION_ENV_VARS:  # the agent's own environment, also when served by the engine
+        if value := engine_context.getenv(name):
+            return value
     return None
 
 
@@ -213,7 +213,7 @@ def search_memory(
     scope_project = project
     implicit = False
     if not scope_project:
-        base = cwd or os.getcwd()
+        base = cwd or engine_context.cwd()
         scope_project = current_project(base) if base and Path(base).anchor != base else None
         implicit = True
     filters = Filters(
