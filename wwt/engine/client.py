@@ -259,13 +259,10 @@ def nudge() -> str | None:
 
 # ------------------------------------------------------------------------------------------------ MCP pipe
 
-RESTARTED_ERROR = -32603
-
-
 class _Pipe:
     """stdio ↔ engine socket. Remembers the session's ``initialize`` exchange so that, if the engine dies, a
     fresh engine gets the same handshake (its answer swallowed) and the agent's session carries on; requests
-    that were in flight get a JSON-RPC error asking to retry."""
+    that were in flight are sent again (every wwt tool is safe to repeat: reads, or an idempotent ingest)."""
 
     def __init__(self, loc: ipc.Location, hello: dict[str, Any]) -> None:
         self.loc = loc
@@ -274,13 +271,13 @@ class _Pipe:
         self.sock: socket.socket | None = None
         self.init_line: bytes | None = None
         self.initialized_line: bytes | None = None
-        self.pending: dict[Any, bool] = {}
+        self.pending: dict[str, bytes] = {}  # id → request line, until its answer arrives
         self.swallow: Any = None
         self.stdin_closed = False
         self.out = sys.stdout.buffer
 
     def open(self) -> socket.socket | None:
-        for _attempt in range(2):
+        for _attempt in range(3):
             sock = obtain(self.loc, start=True, purpose="mcp")
             if sock is None:
                 return None
@@ -313,8 +310,8 @@ class _Pipe:
             self.init_line = line
         elif method == "notifications/initialized":
             self.initialized_line = line
-        if method is not None and "id" in msg:
-            self.pending[_id_key(msg["id"])] = True
+        if method is not None and "id" in msg and method != "initialize":
+            self.pending[_id_key(msg["id"])] = line
 
     def pump_stdin(self) -> None:
         stdin = sys.stdin.buffer
@@ -360,9 +357,8 @@ class _Pipe:
         if sock is None:
             return False
         with self.lock:
-            lost = list(self.pending)
-            self.pending.clear()
             replay = [line for line in (self.init_line, self.initialized_line) if line is not None]
+            replay += list(self.pending.values())
             if self.init_line is not None:
                 self.swallow = _id_key(json.loads(self.init_line).get("id"))
             try:
@@ -374,11 +370,6 @@ class _Pipe:
             self.sock = sock
             if self.stdin_closed:
                 sock.shutdown(socket.SHUT_WR)
-        for key in lost:
-            error = {"jsonrpc": "2.0", "id": json.loads(key),
-                     "error": {"code": RESTARTED_ERROR, "message": "wwt engine restarted; please retry"}}
-            self.out.write(json.dumps(error).encode() + b"\n")
-        self.out.flush()
         return True
 
     def run(self) -> int:
@@ -431,3 +422,6 @@ def mcp_pipe() -> int | None:
         return pipe.run()
     except KeyboardInterrupt:
         return 0
+    except Exception as exc:  # noqa: BLE001 - one line for the agent's log, never a traceback
+        _note(f"MCP pipe failed: {type(exc).__name__}: {exc}")
+        return 1

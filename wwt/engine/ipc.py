@@ -19,6 +19,7 @@ import stat
 import struct
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +59,14 @@ def data_dir() -> Path:
     return paths.data_dir(create=False)
 
 
-def engine_key() -> str:
+def engine_key(environ: Mapping[str, str] | None = None) -> str:
     """Package version plus the settings in ``KEY_ENV``: an engine answers only clients with the same key.
     ``WWT_ENGINE_VERSION`` overrides the version (tests simulate an engine left over from an older wwt)."""
     from wwt import __version__
 
-    version = os.environ.get("WWT_ENGINE_VERSION") or __version__
-    settings = ";".join(f"{name}={os.environ.get(name, '')}" for name in KEY_ENV)
+    environ = os.environ if environ is None else environ
+    version = environ.get("WWT_ENGINE_VERSION") or __version__
+    settings = ";".join(f"{name}={environ.get(name, '')}" for name in KEY_ENV)
     return f"{version}|{hashlib.sha256(settings.encode()).hexdigest()[:12]}"
 
 
