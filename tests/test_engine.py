@@ -196,6 +196,18 @@ def test_an_idle_engine_exits_by_itself(archive, runtime, model_dir):
     assert not location(env).socket.exists() and not location(env).info.exists()
 
 
+def test_reset_stops_the_engine_so_nothing_is_served_from_a_deleted_archive(tmp_path, runtime, model_dir):
+    home = tmp_path / "data"
+    _ingest(home, model_dir, CLAUDE / "agentlogs__crud.jsonl")
+    env = engine_env(home, runtime, model_dir)
+    pid = start_engine(env)["pid"]
+    assert "8122657c" in wwt("search", "--all", "JOKE.md", env=env).stdout
+    assert wwt("reset", "--yes", env=env).returncode == 0
+    assert wait_for(lambda: not alive(pid), 10)
+    after = wwt("search", "--all", "JOKE.md", env=env)
+    assert after.returncode == 1 and "no data yet" in after.stderr and after.stdout == ""
+
+
 # --------------------------------------------------------------------------------------------- faults
 
 

@@ -107,6 +107,13 @@ def _memory() -> Memory:
     return engine_context.shared_memory() or Memory.open()  # inside the engine: its one warm Memory
 
 
+def _stop_engine() -> None:
+    """Before replacing the archive or the indexes: the engine holds them open (it restarts on demand)."""
+    from wwt.engine import client as engine_client
+
+    engine_client.stop()
+
+
 def _confirm(question: str, yes: bool) -> None:
     if yes:
         return
@@ -277,6 +284,7 @@ def model(
 @app.command()
 def reindex() -> None:
     """Rebuild the search indexes from the archive (no re-embedding)."""
+    _stop_engine()
     _memory().reindex()
     console.print("indexes rebuilt from the archive")
 
@@ -301,6 +309,7 @@ def reset(yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask.")) ->
         "days) cannot be recovered[/]"
     )
     _confirm("delete?", yes)
+    _stop_engine()
     memory.reset()
     console.print("deleted")
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -66,8 +64,11 @@ def connect(loc: ipc.Location) -> socket.socket | None:
     return sock
 
 
-def spawn(loc: ipc.Location, purpose: str = "cli") -> subprocess.Popen | None:
-    """Start an engine fully detached (own session, no inherited stdio); it logs to the data dir's log."""
+def spawn(loc: ipc.Location, purpose: str = "cli") -> Any:
+    """Start an engine fully detached (own session, no inherited stdio); it logs to the data dir's log.
+    Returns the ``subprocess.Popen``, or None."""
+    import subprocess
+
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "wwt.engine.server", "--for", purpose],
@@ -125,7 +126,8 @@ def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False,
     loc = location()
     if loc is None:
         return None
-    request = {"op": op, "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, **(payload or {})}
+    request = {"op": op, "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": str(loc.home),
+               **(payload or {})}
     timeout = _float_env("WWT_ENGINE_TIMEOUT_S", 120.0) if timeout is None else timeout
     for _attempt in range(2):
         sock = obtain(loc, start=start, purpose=purpose)
@@ -163,6 +165,18 @@ def _color_system(env: dict[str, str], tty: bool) -> str | None:
     return "256" if "256color" in env.get("TERM", "") else "standard"
 
 
+def _terminal_width(env: dict[str, str]) -> int:
+    """``shutil.get_terminal_size`` without importing shutil: ``COLUMNS``, else the terminal, else 80."""
+    try:
+        return max(1, int(env["COLUMNS"]))
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def cli_request(argv: list[str]) -> dict[str, Any]:
     env = {name: os.environ[name] for name in CLI_ENV if name in os.environ}
     tty_out, tty_err = sys.stdout.isatty(), sys.stderr.isatty()
@@ -171,7 +185,7 @@ def cli_request(argv: list[str]) -> dict[str, Any]:
         cwd = os.getcwd()
     except OSError:
         cwd = "/"
-    width = shutil.get_terminal_size((80, 24)).columns if tty_out or "COLUMNS" in env else 80
+    width = _terminal_width(env) if tty_out or "COLUMNS" in env else 80
     return {"argv": argv, "cwd": cwd, "env": env, "width": width,
             "color": _color_system(env, tty_out), "color_err": _color_system(env, tty_err)}
 
@@ -243,7 +257,8 @@ def nudge() -> str | None:
     if sock is not None:
         try:
             sock.settimeout(0.2)
-            ipc.send(sock, {"op": "nudge", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL})
+            ipc.send(sock, {"op": "nudge", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL,
+                            "home": str(loc.home)})
             reply = ipc.recv(sock, ipc.MAX_REQUEST_BYTES)
             if reply is not None and "skew" not in reply:
                 return f"nudged engine {reply.get('pid')}"
@@ -413,7 +428,8 @@ def mcp_pipe() -> int | None:
     except OSError:
         cwd = "/"
     env = {name: os.environ[name] for name in ipc.MCP_ENV if name in os.environ}
-    hello = {"op": "mcp", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "cwd": cwd, "env": env}
+    hello = {"op": "mcp", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": str(loc.home), "cwd": cwd,
+             "env": env}
     pipe = _Pipe(loc, hello)
     pipe.sock = pipe.open()
     if pipe.sock is None:

@@ -11,14 +11,13 @@ A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON. Request
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
 import stat
 import struct
 import sys
-import tempfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -67,7 +66,13 @@ def engine_key(environ: Mapping[str, str] | None = None) -> str:
     environ = os.environ if environ is None else environ
     version = environ.get("WWT_ENGINE_VERSION") or __version__
     settings = ";".join(f"{name}={environ.get(name, '')}" for name in KEY_ENV)
-    return f"{version}|{hashlib.sha256(settings.encode()).hexdigest()[:12]}"
+    return f"{version}|{_digest(settings.encode('utf-8', 'surrogateescape'))}"
+
+
+def _digest(data: bytes) -> str:
+    """64 bits of checksum: enough to name a data dir's files or tell settings apart, without importing
+    hashlib (OpenSSL: +4 MB in every thin client). The engine also compares the full data dir path."""
+    return f"{zlib.crc32(data):08x}{zlib.crc32(data[::-1], 0x9E3779B9):08x}"
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -91,11 +96,20 @@ def _runtime_base() -> Path:
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
         return Path(xdg) / "wwt"
-    return Path(tempfile.gettempdir()) / f"wwt-{os.getuid()}"
+    return Path(_tmp()) / f"wwt-{os.getuid()}"
+
+
+def _tmp() -> str:
+    """``tempfile.gettempdir()`` without importing tempfile (random, hashlib, shutil: +5 MB per client)."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(name)
+        if value and os.path.isdir(value):
+            return value
+    return "/tmp"
 
 
 def key_of(home: Path) -> str:
-    return hashlib.sha256(os.path.realpath(home).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return _digest(os.path.realpath(home).encode("utf-8", "surrogateescape"))
 
 
 class Location:
@@ -106,7 +120,7 @@ class Location:
         base = base if base is not None else _runtime_base()
         name = key_of(self.home)
         if len(os.fsencode(str(base / f"{name}.sock"))) > MAX_SOCKET_PATH:
-            base = Path(tempfile.gettempdir()) / f"wwt-{os.getuid()}"  # a long runtime dir: a short one
+            base = Path(_tmp()) / f"wwt-{os.getuid()}"  # a long runtime dir: a short one
             if len(os.fsencode(str(base / f"{name}.sock"))) > MAX_SOCKET_PATH:
                 raise EngineUnavailable("no runtime folder short enough for a Unix socket path")
         self.dir = base

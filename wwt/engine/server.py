@@ -217,15 +217,13 @@ class Engine:
         self.log.info("engine exits after %d request(s)", self.requests)
 
     def warm_up(self) -> None:
-        """Model and indexes first (what the first search needs), then Kiwi; the MCP SDK too when an agent
-        started us."""
+        """Model and indexes first (what the first search needs), then Kiwi, then the MCP SDK."""
         from wwt import mcp_server
 
         try:
             mcp_server.warm_up()
+            self.mcp_server()  # the SDK (~1 s, ~35 MB): the next agent's handshake is then answered at once
             self.log.info("engine warm after %.1fs", time.monotonic() - self.started)
-            if self.purpose == "mcp":
-                self.mcp_server()
         except Exception:  # noqa: BLE001 - the requests report their own errors
             self.log.exception("warm-up failed")
         finally:
@@ -260,6 +258,9 @@ class Engine:
                 ipc.send(conn, reply)
                 reply = None
                 self.stop("version skew")
+                return
+            if "home" in request and os.path.realpath(str(request["home"])) != os.path.realpath(self.home):
+                reply = {"ok": False, "error": "this engine serves another data dir"}  # a name clash: unlikely
                 return
             op = request.get("op")
             if op == "mcp":
