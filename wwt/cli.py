@@ -8,7 +8,6 @@ plus a hint to rerun with ``WWT_DEBUG=1`` for the traceback.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from datetime import datetime, time, timedelta
@@ -188,10 +187,6 @@ def search(
         until=parse_when(until, end_of_day=True) if until else None,
     )
     memory = _memory()
-    if memory.has_data():
-        from wwt.lexical import prefetch
-
-        prefetch(text)  # Korean query: Kiwi starts in a helper process while this one loads the model
     if project:
         filters.project = project
         scope = f"project {project}"
@@ -344,40 +339,9 @@ _register_engine(app)
 # ---------------------------------------------------------------------------------------------- entry point
 
 
-_SEARCH_VALUE_OPTIONS = frozenset(
-    {"--project", "-p", "--source", "-s", "--branch", "-b", "--since", "--until", "--limit", "-n"}
-)
-
-
-def search_query_from_argv(args: list[str]) -> str | None:
-    """The query text ``wwt search`` will see (``" ".join(query).strip()``), read from raw arguments before
-    typer parses them; None for any other command. A wrong guess only costs a second Kiwi helper."""
-    if not args or args[0] != "search":
-        return None
-    words: list[str] = []
-    rest = iter(args[1:])
-    for arg in rest:
-        if arg == "--":
-            words.extend(rest)
-            break
-        if arg.startswith("-") and len(arg) > 1:
-            if arg in _SEARCH_VALUE_OPTIONS:
-                next(rest, None)
-            continue
-        words.append(arg)
-    return " ".join(words).strip() or None
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console script. Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted."""
-    debug = bool(os.environ.get("WWT_DEBUG"))
-    query = search_query_from_argv(sys.argv[1:] if argv is None else argv)
-    if query:
-        from wwt import paths
-        from wwt.lexical import prefetch
-
-        if (paths.data_dir(create=False) / "wwt.sqlite3").exists():
-            prefetch(query)  # a Korean query's Kiwi helper starts before typer and the store (~0.25 s sooner)
+    debug = bool(engine_context.getenv("WWT_DEBUG"))
     try:
         # standalone: typer/click print usage errors themselves (exit 2) and turn returns into exits
         app(args=argv, prog_name="wwt")

@@ -9,6 +9,7 @@ becomes a one-line tool error; the server never dies on a bad call.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import threading
