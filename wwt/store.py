@@ -360,6 +360,8 @@ class Store:
         """Apply each migration in its own transaction so a crash leaves a valid older version."""
         for version in range(from_version + 1, to_version + 1):
             with self.transaction():
+                if self._version_now() >= version:
+                    continue  # another process (a hook, the engine) created or migrated it since we looked
                 for statement in MIGRATIONS[version].split(";"):
                     if statement.strip():
                         self.conn.execute(statement)
@@ -369,6 +371,13 @@ class Store:
                         [("app", APP_ID), ("change_counter", "0"), ("created_at", _now_iso())],
                     )
                 self._set_meta("schema_version", str(version))
+
+    def _version_now(self) -> int:
+        """The schema version as committed right now (inside a write transaction: nobody can change it)."""
+        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone():
+            return 0
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 0
 
     def close(self) -> None:
         self.conn.close()

@@ -289,27 +289,40 @@ class _Pipe:
         self.pending: dict[str, bytes] = {}  # id → request line, until its answer arrives
         self.swallow: Any = None
         self.stdin_closed = False
+        self.why = ""
         self.out = sys.stdout.buffer
 
     def open(self) -> socket.socket | None:
-        for _attempt in range(3):
+        """A connection past the MCP handshake frame; retried for ~3× ``WWT_ENGINE_START_S`` (an engine that is
+        starting under load may take a while to import the SDK). None, with ``self.why``, when none came."""
+        deadline = time.monotonic() + 3 * _float_env("WWT_ENGINE_START_S", 20.0)
+        while time.monotonic() < deadline:
             sock = obtain(self.loc, start=True, purpose="mcp")
             if sock is None:
-                return None
+                self.why = "no engine came up"
+                time.sleep(0.2)
+                continue
             try:
-                sock.settimeout(_float_env("WWT_ENGINE_START_S", 20.0))
+                sock.settimeout(max(1.0, deadline - time.monotonic()))
                 ipc.send(sock, self.hello)
                 reply = ipc.recv(sock, ipc.MAX_REQUEST_BYTES)
-            except (OSError, ipc.FrameError):
+            except (OSError, ipc.FrameError) as exc:
                 sock.close()
+                self.why = f"handshake failed: {exc}"
+                time.sleep(0.2)
                 continue
             if reply is not None and reply.get("ok"):
                 sock.settimeout(None)
                 return sock
             sock.close()
-            if reply is not None and "skew" in reply:
+            if reply is None:  # the engine went away during the handshake: try the next one
+                self.why = "the engine closed the connection"
+                time.sleep(0.2)
+                continue
+            if "skew" in reply:
                 wait_for_exit(self.loc, SKEW_EXIT_WAIT_S)
                 continue
+            self.why = str(reply.get("error"))[:200]
             return None
         return None
 
@@ -410,7 +423,7 @@ class _Pipe:
             if sock is not None:
                 sock.close()
             if not self.reconnect():
-                _note("no engine could be started; this MCP session ends")
+                _note(f"no engine could take over this MCP session ({self.why}); it ends")
                 return 1
 
 
