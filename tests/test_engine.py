@@ -253,6 +253,27 @@ def test_an_engine_of_another_version_is_replaced(archive, runtime, model_dir):
     assert new["pid"] != old["pid"] and new["version"] != "1.0.9"
 
 
+def test_clients_of_an_older_wwt_or_other_settings_answer_in_process_and_leave_the_engine_alone(
+        archive, runtime, model_dir):
+    """Two kinds of clients (say, an agent's MCP registered with other settings, and the terminal) must never
+    keep replacing each other's engine: only a newer wwt makes an engine step down."""
+    env = engine_env(archive, runtime, model_dir)
+    newer = start_engine(dict(env, WWT_ENGINE_VERSION="99.0"))
+    other_settings = dict(env, WWT_REDACT="0")
+    for client_env in (env, other_settings, env):
+        proc = wwt("search", "--all", "JOKE.md", env=client_env)
+        assert proc.returncode == 0 and "8122657c" in proc.stdout and proc.stderr == ""
+    assert alive(newer["pid"]) and status_of(env)["pid"] == newer["pid"]
+    assert status_of(env)["requests"] >= 3  # it was asked each time, and answered "not me"
+
+
+def test_which_version_is_newer():
+    assert ipc.newer_version("2.0.0.dev0|a", "1.0.9|a")
+    assert ipc.newer_version("2.1.0|a", "2.0.9|b")
+    assert not ipc.newer_version("2.0.0|a", "2.0.0|b")  # same version, other settings
+    assert not ipc.newer_version("1.0.9|a", "2.0.0.dev0|a")
+
+
 def test_a_request_that_breaks_its_handler_does_not_break_the_engine(archive, runtime, model_dir):
     env = engine_env(archive, runtime, model_dir)
     pid = start_engine(env)["pid"]

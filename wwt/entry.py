@@ -11,8 +11,11 @@ def main() -> None:
     if args and args[0] in ("search", "show", "status", "mcp"):
         from wwt.engine import client
 
-        code = client.mcp_pipe() if args[0] == "mcp" and len(args) == 1 else client.run_cli(args)
-        if code is not None:
+        if args[0] == "mcp" and len(args) == 1:
+            code = client.mcp_pipe()
+            if code is not None:
+                _exit_now(code)
+        elif (code := client.run_cli(args)) is not None:
             sys.exit(code)
     from wwt.cli import main as cli_main
 
@@ -24,7 +27,17 @@ def mcp_main() -> None:
 
     code = client.mcp_pipe()
     if code is not None:
-        sys.exit(code)
+        _exit_now(code)
     from wwt.mcp_server import main as server_main
 
     server_main()
+
+
+def _exit_now(code: int) -> None:
+    """End the MCP pipe without interpreter shutdown: its stdin thread may sit in a read, and finalising
+    while it holds stdin's lock aborts the process."""
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

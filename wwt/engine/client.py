@@ -201,8 +201,8 @@ def run_cli(argv: list[str]) -> int | None:
     except EngineLost as exc:
         _note(f"the engine stopped during the request ({exc}); answering in-process")
         return None
-    if reply is None:
-        return None
+    if reply is None or reply.get("mismatch"):
+        return None  # no engine, or one of an older wwt / other settings: in-process, silently
     if not reply.get("ok"):
         _note(f"the engine could not answer ({str(reply.get('error'))[:200]}); answering in-process")
         return None

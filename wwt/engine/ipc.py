@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import stat
 import struct
@@ -27,9 +28,9 @@ MAX_REQUEST_BYTES = 1 << 20
 MAX_REPLY_BYTES = 64 << 20
 MAX_SOCKET_PATH = 100  # sun_path is 104 bytes on macOS, 108 on Linux
 _HEADER = struct.Struct(">I")
-# Settings read from the environment at start that change what the engine answers: a client whose values
-# differ talks to an engine of its own kind (the key is part of the version check).
-KEY_ENV = ("WWT_MODEL_DIR", "WWT_MODEL_MANIFEST", "WWT_REDACT", "WWT_THREADS")
+# Settings read from the environment at start that change what the engine answers or stores: a client whose
+# values differ is answered in-process (the key is checked on every request; see ``newer_version``).
+KEY_ENV = ("WWT_MODEL_DIR", "WWT_MODEL_MANIFEST", "WWT_REDACT")
 OFF_VALUES = ("off", "0", "no", "false")
 # What an MCP session reads from its own process's environment (wwt.mcp_server.SESSION_ENV_VARS: which agent
 # session it runs in); the pipe forwards these with the handshake.
@@ -67,6 +68,16 @@ def engine_key(environ: Mapping[str, str] | None = None) -> str:
     version = environ.get("WWT_ENGINE_VERSION") or __version__
     settings = ";".join(f"{name}={environ.get(name, '')}" for name in KEY_ENV)
     return f"{version}|{_digest(settings.encode('utf-8', 'surrogateescape'))}"
+
+
+def newer_version(client_key: str, engine_key_: str) -> bool:
+    """Does the client run a newer wwt than the engine? Then the engine steps down for a fresh one (an
+    upgrade). An older client, or one with other settings, runs in-process instead, so two kinds of clients
+    never keep replacing each other's engine."""
+    def parts(key: str) -> tuple[int, ...]:
+        return tuple(int(n) for n in re.findall(r"\d+", key.split("|", 1)[0]))
+
+    return parts(client_key) > parts(engine_key_)
 
 
 def _digest(data: bytes) -> str:

@@ -251,13 +251,15 @@ class Engine:
                 return
             with self.lock:
                 self.requests += 1
-            if request.get("key") != self.key:
-                self.log.info("client of another version/settings (%s, we are %s): exiting for a fresh engine",
-                              str(request.get("key"))[:80], self.key)
-                reply = {"ok": False, "skew": self.key}
-                ipc.send(conn, reply)
-                reply = None
+            key = str(request.get("key"))
+            if key != self.key and ipc.newer_version(key, self.key):
+                self.log.info("client of a newer wwt (%s, we are %s): exiting for a fresh engine", key[:80],
+                              self.key)
+                ipc.send(conn, {"ok": False, "skew": self.key})
                 self.stop("version skew")
+                return
+            if key != self.key and request.get("op") not in ("nudge", "status", "stop"):  # those serve anyone
+                reply = {"ok": False, "mismatch": self.key, "error": "the engine runs another wwt or settings"}
                 return
             if "home" in request and os.path.realpath(str(request["home"])) != os.path.realpath(self.home):
                 reply = {"ok": False, "error": "this engine serves another data dir"}  # a name clash: unlikely
