@@ -44,12 +44,13 @@ def base_env(home: Path, runtime: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def build_store(home: Path, env: dict[str, str]) -> None:
+def build_store(home: Path, env: dict[str, str], python: str = sys.executable) -> None:
+    """The fixture archive, ingested by ``python`` (the baseline gets its own copy: its schema may differ)."""
     if (home / "wwt.sqlite3").exists():
         return
     logs = [p for p in REAL_FIXTURES.rglob("*") if p.suffix in (".jsonl", ".json") and p.is_file()]
-    subprocess.run([sys.executable, "-m", "wwt", "ingest", *map(str, logs)], env=dict(env, WWT_ENGINE="off"),
-                   check=True, capture_output=True, timeout=3600)
+    subprocess.run([python, "-m", "wwt", "ingest", *map(str, logs)], env=dict(env, WWT_ENGINE="off",
+                   WWT_HOME=str(home)), check=True, capture_output=True, timeout=3600)
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
@@ -219,13 +220,17 @@ def main() -> None:
     env = base_env(home, runtime, WWT_ENGINE_IDLE_S="600")
     build_store(home, env)
     baseline = args.baseline_python if Path(args.baseline_python).exists() else None
+    baseline_env = dict(env, WWT_HOME=str(WORK / "home-baseline"))
+    if baseline:
+        build_store(WORK / "home-baseline", env, baseline)
     lines: list[str] = []
     rows: list[str] = []
     notes: list[str] = [f"load average at start: {load()}"]
     try:
         # ---- first search with no engine vs today's one-shot, then warm, per language
         for language, query in QUERIES.items():
-            today = [timed(search_cmd(baseline, query), env) for _ in range(max(3, args.runs // 3))] if baseline else []
+            today = ([timed(search_cmd(baseline, query), baseline_env) for _ in range(max(3, args.runs // 3))]
+                     if baseline else [])
             off = [timed(search_cmd(sys.executable, query), dict(env, WWT_ENGINE="off"))
                    for _ in range(max(3, args.runs // 3))]
             first = []
