@@ -183,7 +183,10 @@ def run(args: argparse.Namespace) -> dict:
     logs.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("WWT_DEBUG", "CLAUDE_CONFIG_DIR", "CODEX_HOME")}
     env.update(WWT_HOME=str(home), HOME=str(root), WWT_WORKER_DEBOUNCE_S=str(args.debounce),
-               WWT_WORKER_IDLE_S=str(args.idle))
+               WWT_WORKER_IDLE_S=str(args.idle),
+               # the resident engine (on by default) takes the worker's place: it holds worker.lock, so the
+               # kills below hit it; it exits after the same idle period once the MCP session has left
+               WWT_ENGINE=args.engine, WWT_RUNTIME_DIR=str(root / "rt"), WWT_ENGINE_IDLE_S=str(args.idle))
     os.environ.update(WWT_HOME=str(home))
     figures: dict = {"seconds": args.seconds, "rate": args.rate, "searchers": args.searchers, "kills_planned": args.kills,
                      "search_pause": args.search_pause}
@@ -281,6 +284,11 @@ def run(args: argparse.Namespace) -> dict:
         stop_file.touch()
         mcp_stop.set()
         mcp_thread.join(timeout=60)
+        if args.engine != "off":  # the MCP session kept the engine busy until now: it exits after the idle time
+            gone_by = time.monotonic() + args.idle + 60
+            while hook_running(home) and time.monotonic() < gone_by:
+                time.sleep(0.5)
+            figures["worker_exited"] = not hook_running(home)
         samples, search_errors, searcher_rss = [], [], 0.0
         for (proc, _, out), peak in zip(searchers, searcher_peaks, strict=True):
             proc.wait(timeout=120)
@@ -294,7 +302,8 @@ def run(args: argparse.Namespace) -> dict:
         figures.update(
             hook_p50_ms=round(pct(hook_latency, 50) * 1000), hook_p95_ms=round(pct(hook_latency, 95) * 1000),
             hook_failures=len(hook_failures), ingests=log.count(" ingested "),
-            workers_started=log.count("worker started"), requeued_after_kill=log.count("re-queued"),
+            workers_started=log.count("worker started") + log.count(" started for "),
+            requeued_after_kill=log.count("re-queued"),
             ingest_errors=[ln for ln in log.splitlines() if " ERROR " in ln or "hook failed" in ln][:5],
             searches=len(samples) + len(mcp_out["samples"]), searches_during_ingest=len(during) + len(mcp_during),
             search_p50_ms=round(pct(during, 50) * 1000), search_p95_ms=round(pct(during, 95) * 1000),
@@ -307,6 +316,7 @@ def run(args: argparse.Namespace) -> dict:
         return figures
     finally:
         (root / "stop").touch()
+        subprocess.run([sys.executable, "-m", "wwt", "engine", "stop"], env=env, capture_output=True, timeout=60)
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
         else:
@@ -404,6 +414,7 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=5.0, help="WWT_WORKER_IDLE_S")
     ap.add_argument("--drain-timeout", type=float, default=300)
     ap.add_argument("--seed", type=int, default=6)
+    ap.add_argument("--engine", choices=("on", "off"), default="on", help="WWT_ENGINE for every process")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     ap.add_argument("--no-record", action="store_true", help="do not write its section into RESULTS.md")
     args = ap.parse_args()

@@ -10,6 +10,28 @@ from _shared import REAL_FIXTURES
 
 REAL_FIXTURES = REAL_FIXTURES
 
+# The resident engine (wwt/engine/): off for the suite unless WWT_TEST_ENGINE=1, which runs every CLI/MCP
+# test through engines in a private runtime folder with a short idle exit. Engine tests turn it on themselves
+# (tests/test_engine.py) and stop what they started; either way no engine outlives the session.
+if os.environ.get("WWT_TEST_ENGINE") == "1":
+    import tempfile
+
+    os.environ["WWT_ENGINE"] = "on"
+    os.environ["WWT_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="wwt-rt-")
+    os.environ.setdefault("WWT_ENGINE_IDLE_S", "20")
+else:
+    os.environ["WWT_ENGINE"] = "off"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_engine_outlives_the_suite():
+    yield
+    runtime = os.environ.get("WWT_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():
+        from engine_helpers import kill_engines_in
+
+        kill_engines_in(Path(runtime))
+
 
 @pytest.fixture(scope="session")
 def model_dir() -> Path:

@@ -444,22 +444,3 @@ def test_model_command_describes_the_model_in_use(tmp_path: Path, model_dir: Pat
     result = run_wwt("model", home=tmp_path / "h", model_dir=model_dir)
     assert result.returncode == 0, result.stderr
     assert str(model_dir) in result.stdout and "model.onnx" in result.stdout
-
-
-@pytest.mark.parametrize(
-    "args, query",
-    [
-        (["search", "전에", "Redis", "TTL", "어떻게", "했지?"], "전에 Redis TTL 어떻게 했지?"),
-        (["search", "--all", "캐시 만료", "--json"], "캐시 만료"),
-        (["search", "-p", "payments", "훅", "설정", "-n", "5", "--since", "7d"], "훅 설정"),
-        (["search", "--project=payments", "락", "--", "--not-an-option"], "락 --not-an-option"),
-        (["search", "--all"], None),
-        (["status"], None),
-        ([], None),
-    ],
-)
-def test_the_search_query_is_read_from_raw_arguments_before_typer(args, query) -> None:
-    """What the early Kiwi helper tokenizes must be the text the search command will use."""
-    from wwt.cli import search_query_from_argv
-
-    assert search_query_from_argv(args) == query

@@ -116,26 +116,3 @@ def test_tokens_are_lowercase_single_words_of_bounded_length(text: str) -> None:
         assert token == token.lower()
         assert len(token) <= MAX_TOKEN_CHARS
     assert tokenize(text) == tokens  # deterministic
-
-
-def test_prefetch_tokenizes_in_a_helper_process_with_identical_tokens() -> None:
-    """A cold ``wwt search`` must not pay Kiwi's start in its own process, and must get the same tokens."""
-    import json
-    import subprocess
-    import sys
-
-    query = "전에 Redis 캐시 TTL 어떻게 설정했지? 훅 락 키"
-    probe = (
-        "import json, sys, wwt.lexical as L\n"
-        "q = sys.argv[1]\n"
-        "L.prefetch(q)\n"
-        "helper = L._prefetching[q].pid\n"
-        "tokens = L.tokenize(q)\n"
-        "again = L.tokenize(q)\n"
-        "print(json.dumps([tokens, again, L._kiwi is None, helper]))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe, query], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    tokens, again, kiwi_never_loaded, helper = json.loads(out.stdout)
-    assert tokens == again == tokenize(query)
-    assert kiwi_never_loaded and helper > 0

@@ -80,6 +80,22 @@ def test_older_schema_is_migrated_keeping_its_data(home):
         assert store.queue_size() == 1
 
 
+def test_two_processes_creating_the_same_new_store_do_not_collide(tmp_path):
+    """A hook and the engine may both find the store file empty (schema 0) and both migrate: whoever comes
+    second must see the other's work inside its write transaction instead of failing on CREATE TABLE."""
+    path = tmp_path / "wwt.sqlite3"
+    first = Store.open(path)  # created and migrated by one process...
+    late = Store(sqlite3.connect(str(path), isolation_level=None, check_same_thread=False), path, False)
+    try:
+        late._migrate(0, SCHEMA_VERSION)  # ...while the other had looked before that and saw version 0
+        assert late._version_now() == SCHEMA_VERSION
+        first.enqueue("/logs/a.jsonl", "claude-code", "s1")
+        assert first.queue_size() == 1
+    finally:
+        late.conn.close()
+        first.close()
+
+
 def test_newer_schema_is_refused_with_one_line(home):
     with Store.open() as store:
         store.set_meta("schema_version", str(SCHEMA_VERSION + 1))

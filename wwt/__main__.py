@@ -1,7 +1,8 @@
 """``python -m wwt`` and the ``wwt`` console script.
 
 ``wwt hook <agent>`` runs on every agent turn (the plugins call it by name from PATH), so it is dispatched here
-before the CLI's imports (typer, rich): ~0.1 s instead of ~0.4 s+ per turn."""
+before the CLI's imports (typer, rich): ~0.1 s instead of ~0.4 s+ per turn. Then ``wwt.entry`` asks the
+resident engine (search/show/status/mcp) before it falls back to the full CLI."""
 
 import sys
 
@@ -11,9 +12,9 @@ def main() -> None:
         from wwt.hook import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
-    from wwt.cli import main as cli_main
+    from wwt.entry import main as entry_main  # the engine's thin clients first, then the full CLI
 
-    cli_main()
+    entry_main()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ live in ``wwt.limits`` (shared with the MCP server).
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import sys
@@ -19,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 
 from wwt import __version__, limits
+from wwt.engine import context as engine_context
 from wwt.errors import UsageError, WwtError, out_of_space
 from wwt.limits import check_length, check_range, echo
 from wwt.models import PLATFORMS, SOURCE_ALIASES, platform_of
@@ -38,8 +37,9 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# The terminal of whoever runs the command: this process's, or inside the engine the client's (issue 12).
+console = engine_context.ContextConsole()
+err_console = engine_context.ContextConsole(stderr=True)
 
 
 def _version(value: bool) -> None:
@@ -116,7 +116,14 @@ def _utc() -> Any:
 def _memory() -> Memory:
     from wwt.service import Memory
 
-    return Memory.open()
+    return engine_context.shared_memory() or Memory.open()  # inside the engine: its one warm Memory
+
+
+def _stop_engine() -> None:
+    """Before replacing the archive or the indexes: the engine holds them open (it restarts on demand)."""
+    from wwt.engine import client as engine_client
+
+    engine_client.stop()
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -199,17 +206,13 @@ def search(
         until=parse_when(until, end_of_day=True) if until else None,
     )
     memory = _memory()
-    if memory.has_data():
-        from wwt.lexical import prefetch
-
-        prefetch(text)  # Korean query: Kiwi starts in a helper process while this one loads the model
     if project:
         filters.project = project
         scope = f"project {project}"
     elif all_projects:
         scope = "all projects"
     else:
-        here = current_project()
+        here = current_project(engine_context.cwd())
         if here is None or not memory.has_project(here):
             raise WwtError(
                 f"no sessions for project {here!r} (from the current folder); searched nothing — "
@@ -302,6 +305,7 @@ def model(
 @app.command()
 def reindex() -> None:
     """Rebuild the search indexes from the archive (no re-embedding)."""
+    _stop_engine()
     _memory().reindex()
     console.print("indexes rebuilt from the archive")
 
@@ -326,6 +330,7 @@ def reset(yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask.")) ->
         "days) cannot be recovered[/]"
     )
     _confirm("delete?", yes)
+    _stop_engine()
     memory.reset()
     console.print("deleted")
 
@@ -353,47 +358,18 @@ def forget(
 # ---------------------------------------------------------------------------------------------- integrations
 
 from wwt.cli_integrations import register as _register_integrations  # noqa: E402
+from wwt.engine.commands import register as _register_engine  # noqa: E402
 
 _register_integrations(app)
+_register_engine(app)
 
 
 # ---------------------------------------------------------------------------------------------- entry point
 
 
-_SEARCH_VALUE_OPTIONS = frozenset(
-    {"--project", "-p", "--source", "-s", "--branch", "-b", "--since", "--until", "--limit", "-n"}
-)
-
-
-def search_query_from_argv(args: list[str]) -> str | None:
-    """The query text ``wwt search`` will see (``" ".join(query).strip()``), read from raw arguments before
-    typer parses them; None for any other command. A wrong guess only costs a second Kiwi helper."""
-    if not args or args[0] != "search":
-        return None
-    words: list[str] = []
-    rest = iter(args[1:])
-    for arg in rest:
-        if arg == "--":
-            words.extend(rest)
-            break
-        if arg.startswith("-") and len(arg) > 1:
-            if arg in _SEARCH_VALUE_OPTIONS:
-                next(rest, None)
-            continue
-        words.append(arg)
-    return " ".join(words).strip() or None
-
-
 def main(argv: list[str] | None = None) -> None:
     """Console script. Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted."""
-    debug = bool(os.environ.get("WWT_DEBUG"))
-    query = search_query_from_argv(sys.argv[1:] if argv is None else argv)
-    if query:
-        from wwt import paths
-        from wwt.lexical import prefetch
-
-        if (paths.data_dir(create=False) / "wwt.sqlite3").exists():
-            prefetch(query)  # a Korean query's Kiwi helper starts before typer and the store (~0.25 s sooner)
+    debug = bool(engine_context.getenv("WWT_DEBUG"))
     click = _click_exceptions()
     try:
         # not standalone: a bad command line comes back here as a click error, printed as one line below

@@ -333,6 +333,12 @@ def handle(platform: str, raw: str | dict[str, Any]) -> str:
     touch = data_dir / TOUCH_FILE
     touch.touch(mode=0o600)
     os.utime(touch)
+    # --- resident engine (issue 12): it drains the queue itself; nudge it, or start it, never wait for it
+    from wwt.engine.client import nudge
+
+    if (engine := nudge()) is not None:
+        return f"queued {path} ({platform}); {engine}"
+    # --- end engine: with WWT_ENGINE=off (or no Unix sockets) the background worker ingests, as before
     if worker_running(data_dir):
         return f"queued {path} ({platform}); worker already running"
     pid = spawn_worker()

@@ -12,12 +12,8 @@ Kiwi is skipped entirely for text without Hangul or Han characters.
 
 from __future__ import annotations
 
-import atexit
-import json
 import os
 import re
-import subprocess
-import sys
 import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -121,70 +117,8 @@ def tokenize(text: str) -> list[str]:
     return tokenize_many([text])[0]
 
 
-# Query tokens computed by a helper process (see ``prefetch``): text → running process, then → tokens.
-_prefetching: dict[str, subprocess.Popen] = {}
-_prefetched: dict[str, list[str]] = {}
-PREFETCH_TIMEOUT_S = 60.0
-
-
-def prefetch(text: str) -> None:
-    """Start tokenizing ``text`` in a helper process, on the other core, for a one-shot process (a cold
-    ``wwt search``). Kiwi's start (~2 s: construction plus loading its model on the first call) holds the
-    GIL, so a thread cannot overlap it with loading the embedding model; a process can, and this process
-    never pays Kiwi's ~290 MB. The helper runs this same module, so the tokens are identical. Does nothing
-    when the text needs no Kiwi or Kiwi is already loaded here; any failure falls back to tokenizing here."""
-    if _kiwi is not None or text in _prefetching or text in _prefetched or not _HANGUL_OR_HAN.search(text):
-        return
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "wwt.lexical"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps([text]).encode("utf-8"))
-        proc.stdin.close()
-        proc.stdin = None  # sent; ``communicate`` only reads from here on
-    except (OSError, ValueError):
-        return
-    if not _prefetching:
-        atexit.register(cancel_prefetch)  # (again after a cancel: a second run finds nothing to do)
-    _prefetching[text] = proc
-
-
-def cancel_prefetch() -> None:
-    """Stop and reap the helpers nobody collected (the search ended early: an error, nothing in scope), so
-    no process outlives the command that started it."""
-    while _prefetching:
-        _, proc = _prefetching.popitem()
-        try:
-            proc.kill()
-            proc.communicate(timeout=5)
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            pass
-
-
-def _collect_prefetched(text: str) -> list[str] | None:
-    proc = _prefetching.pop(text, None)
-    if proc is not None:
-        try:
-            out, _ = proc.communicate(timeout=PREFETCH_TIMEOUT_S)
-            tokens = json.loads(out)[0] if proc.returncode == 0 else None
-        except (subprocess.TimeoutExpired, ValueError, IndexError, TypeError, OSError):
-            proc.kill()
-            tokens = None
-        if isinstance(tokens, list) and all(isinstance(t, str) for t in tokens):
-            _prefetched[text] = tokens
-    return _prefetched.get(text)
-
-
 def tokenize_many(texts: Sequence[str]) -> list[list[str]]:
     """Tokens for many texts, with every Korean piece of every text sent to Kiwi in one batch call."""
-    if (_prefetching or _prefetched) and len(texts) == 1:
-        ready = _collect_prefetched(texts[0])
-        if ready is not None:
-            return [list(ready)]
     prepared = [_prepare(text) for text in texts]
     # (text index, base offset, segment) for every segment that needs Kiwi.
     jobs: list[tuple[int, int, str]] = []
@@ -282,7 +216,3 @@ def _merge(latin: list[tuple[int, str]], korean: list[tuple[int, str]]) -> list[
     else:
         merged = sorted(latin + korean, key=lambda item: item[0])  # stable: a span keeps its order
     return [token for _, token in merged[:MAX_TOKENS_PER_TEXT]]
-
-
-if __name__ == "__main__":  # the helper process of ``prefetch``: JSON list of texts in, token lists out
-    sys.stdout.write(json.dumps(tokenize_many(json.loads(sys.stdin.buffer.read().decode("utf-8")))))

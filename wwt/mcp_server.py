@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from wwt import limits
+from wwt.engine import context as engine_context
 from wwt.errors import UsageError, WwtError
 from wwt.limits import clip, echo
 from wwt.models import PLATFORM_NAMES, PLATFORMS, Filters, platform_of
@@ -149,8 +150,8 @@ def check_session_id(value: str | None) -> str | None:
 def own_session_id(explicit: str | None) -> str | None:
     if explicit:
         return check_session_id(explicit)
-    for name in SESSION_ENV_VARS:
-        value = os.environ.get(name)
+    for name in SESSION_ENV_VARS:  # the agent's own environment, also when served by the engine
+        value = engine_context.getenv(name)
         if value and len(value) <= limits.MAX_SESSION_ID_CHARS:  # an odd variable must not fail every search
             return value
     return None
@@ -243,7 +244,7 @@ def search_memory(
     scope_project = project
     implicit = False
     if not scope_project:
-        base = cwd or os.getcwd()
+        base = cwd or engine_context.cwd()
         scope_project = current_project(base) if base and Path(base).anchor != base else None
         implicit = True
     filters = Filters(

@@ -444,8 +444,6 @@ def run_search(
         return SearchOutcome(hits=[], weak=True)
     depth = candidate_depth(limit)
 
-    # Vector leg first: a cold process loads the model while the query's Korean tokens may still be coming
-    # from the helper process started by ``wwt.lexical.prefetch``.
     bridge = translations(query)
     vector_hits: list[tuple[int, float]] = []
     if vector.count() > 0:

@@ -63,9 +63,9 @@ class Memory:
         self._lock = threading.RLock()
         self._store: Any = None
         self._indexes: Any = None
-        self._embedder: Any = None
+        self._embedder: Any = None  # (a one-shot process no longer preloads it on a side thread: the engine
+        # keeps it loaded for every later search — wwt/engine/)
         self._seen_counter: int | None = None
-        self._preload: threading.Thread | None = None
 
     @classmethod
     def open(cls, home: Path | str | None = None) -> Memory:
@@ -144,9 +144,6 @@ class Memory:
         self._indexes = None
 
     def close(self) -> None:
-        if self._preload is not None:  # never leave onnxruntime half-loaded on another thread
-            self._preload.join()
-            self._preload = None
         with self._lock:
             self._close_indexes()
             if self._store is not None:
@@ -197,9 +194,6 @@ class Memory:
             store = self._open_store()
             if filters.project:
                 self._check_project(filters.project)
-            if self._embedder is None and self._indexes is None and store.chunk_ids_matching(filters) != set():
-                # a cold process with something in scope: the model loads while the indexes open (~0.5 s)
-                self._preload = _start_loading_embedder()
             indexes = self._refresh_indexes()
             return run_search(
                 query,
@@ -339,26 +333,6 @@ class Memory:
             removed = ingest_mod.forget(store, self._refresh_indexes(), session_id=session_id, project=project)
             self._seen_counter = store.change_counter()
             return removed
-
-
-def _start_loading_embedder() -> threading.Thread:
-    """Load the process-wide embedder on a side thread; ``load_embedder`` (which caches it under a lock)
-    hands the same one to the search, or raises its error there.
-
-    Not a daemon thread: the interpreter joins it before it shuts down. A process that ends while
-    onnxruntime is still building its session on a daemon thread (a search that found nothing in scope, an
-    error) aborts ("terminate called without an active exception", exit 134) or segfaults (139)."""
-    from wwt.embedder import load_embedder
-
-    def load() -> None:
-        try:
-            load_embedder()
-        except Exception:  # noqa: BLE001 - the search's own call reports it
-            pass
-
-    thread = threading.Thread(target=load, name="wwt-embedder-load", daemon=False)
-    thread.start()
-    return thread
 
 
 def _tokenizer() -> Callable[[str], list[str]] | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -294,7 +295,8 @@ class Store:
         if not path.parent.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             os.chmod(path.parent, 0o700)
-        _check_header(path)
+        if not _open_here(path):  # see _OPEN_HERE: never close a descriptor of a db this process has open
+            _check_header(path)
         if readonly and not path.exists():
             raise StoreError(f"no wwt store at {path}: run `wwt ingest` first")
         if not path.exists():
@@ -327,6 +329,9 @@ class Store:
                 p = Path(str(path) + suffix)
                 if p.exists():
                     os.chmod(p, 0o600)
+        with _OPEN_LOCK:
+            _OPEN_HERE[str(path)] = _OPEN_HERE.get(str(path), 0) + 1
+        store._counted = True
         return store
 
     def _identify(self) -> int:
@@ -355,6 +360,8 @@ class Store:
         """Apply each migration in its own transaction so a crash leaves a valid older version."""
         for version in range(from_version + 1, to_version + 1):
             with self.transaction():
+                if self._version_now() >= version:
+                    continue  # another process (a hook, the engine) created or migrated it since we looked
                 for statement in MIGRATIONS[version].split(";"):
                     if statement.strip():
                         self.conn.execute(statement)
@@ -365,8 +372,23 @@ class Store:
                     )
                 self._set_meta("schema_version", str(version))
 
+    def _version_now(self) -> int:
+        """The schema version as committed right now (inside a write transaction: nobody can change it)."""
+        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone():
+            return 0
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
     def close(self) -> None:
         self.conn.close()
+        if getattr(self, "_counted", False):
+            self._counted = False
+            with _OPEN_LOCK:
+                left = _OPEN_HERE.get(str(self.path), 1) - 1
+                if left > 0:
+                    _OPEN_HERE[str(self.path)] = left
+                else:
+                    _OPEN_HERE.pop(str(self.path), None)
 
     def damage(self) -> str | None:
         """SQLite's own check of every page (``PRAGMA quick_check``): None when sound, else its first finding.
@@ -1105,6 +1127,20 @@ del _name, _fn
 
 
 # --------------------------------------------------------------------------------------------- helpers
+
+
+# Stores open in this process, by path. POSIX drops every fcntl lock a process holds on a file when it closes
+# ANY descriptor of that file, so reading the header of a database another connection here already has open
+# would silently release that connection's SQLite locks (seen in the engine, which opens several Stores in
+# threads: another process then took the database as unused and removed its WAL under us — "disk I/O error").
+# A file SQLite already has open here was checked when it was first opened.
+_OPEN_HERE: dict[str, int] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _open_here(path: Path) -> bool:
+    with _OPEN_LOCK:
+        return _OPEN_HERE.get(str(path), 0) > 0
 
 
 def _check_header(path: Path) -> None:

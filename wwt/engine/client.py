@@ -1,0 +1,456 @@
+"""Thin clients of the engine — standard library only, so ``wwt search`` asks before it imports anything heavy.
+
+``run_cli(argv)`` sends a CLI command (with the caller's folder, terminal and a few env vars) and prints the
+engine's answer; ``mcp_pipe()`` turns ``wwt mcp`` into a byte pipe between the agent's stdio and an MCP session
+inside the engine; ``nudge()`` tells the engine the hook queued something. Each returns None when no engine
+can serve (disabled, unsafe runtime folder, engine died mid-request): the caller then runs in-process, as
+every command did before the engine existed, after at most one line on stderr.
+
+Start on demand: a client that finds no engine starts one detached (``python -m wwt.engine.server``); the
+engine takes a lock before it binds the socket, so when several clients race exactly one engine survives and
+all of them connect to it. The first request waits for the engine's warm-up instead of loading a second copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from typing import Any
+
+from wwt.engine import ipc
+
+CLI_SERVED = frozenset({"search", "show", "status"})  # commands the engine runs; the rest run in-process
+CLI_STARTS_ENGINE = frozenset({"search"})  # show/status use a running engine but do not start one for that
+CLI_ENV = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TERM", "COLORTERM", "TZ", "WWT_DEBUG")
+CONNECT_TIMEOUT_S = 2.0
+SKEW_EXIT_WAIT_S = 10.0
+
+
+def _float_env(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"wwt: {message}\n")
+    sys.stderr.flush()
+
+
+def location() -> ipc.Location | None:
+    if not ipc.enabled():
+        return None
+    try:
+        return ipc.Location().prepare()
+    except ipc.EngineUnavailable as exc:
+        if os.environ.get("WWT_DEBUG"):
+            _note(f"engine unavailable: {exc}")
+        return None
+
+
+def connect(loc: ipc.Location) -> socket.socket | None:
+    """A connection to the running engine, or None (no socket file, or a stale one nobody listens on)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT_S)
+    try:
+        sock.connect(str(loc.socket))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def spawn(loc: ipc.Location, purpose: str = "cli") -> Any:
+    """Start an engine fully detached (own session, no inherited stdio); it logs to the data dir's log.
+    Returns the ``subprocess.Popen``, or None."""
+    import subprocess
+
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "wwt.engine.server", "--for", purpose],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            cwd="/",
+        )
+    except OSError:
+        return None
+
+
+def obtain(loc: ipc.Location, start: bool, purpose: str = "cli") -> socket.socket | None:
+    """Connect to the engine, starting one first when ``start`` and none runs; None when none comes up in
+    ``WWT_ENGINE_START_S`` (default 20 s) or the one started died."""
+    sock = connect(loc)
+    if sock is not None or not start:
+        return sock
+    proc = None if ipc.lock_held(loc.lock) else spawn(loc, purpose)
+    deadline = time.monotonic() + _float_env("WWT_ENGINE_START_S", 20.0)
+    delay = 0.005
+    while time.monotonic() < deadline:
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.05)
+        sock = connect(loc)
+        if sock is not None:
+            return sock
+        if proc is not None and proc.poll() is not None and not ipc.lock_held(loc.lock):
+            return connect(loc)  # ours gave up and nobody else holds the lock: no engine is coming
+    return None
+
+
+def wait_for_exit(loc: ipc.Location, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while ipc.lock_held(loc.lock):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _exchange(sock: socket.socket, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    sock.settimeout(timeout)
+    ipc.send(sock, request)
+    return ipc.recv(sock, ipc.MAX_REPLY_BYTES)
+
+
+def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False, purpose: str = "cli",
+         timeout: float | None = None) -> dict[str, Any] | None:
+    """One request/reply with the engine; None when there is no engine (and ``start`` is False or it could
+    not start). A version skew makes the old engine exit; the request then goes to a fresh one. Raises
+    ``EngineLost`` when the engine died (or went silent past ``timeout``) during the request."""
+    loc = location()
+    if loc is None:
+        return None
+    request = {"op": op, "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": str(loc.home),
+               **(payload or {})}
+    timeout = _float_env("WWT_ENGINE_TIMEOUT_S", 120.0) if timeout is None else timeout
+    for _attempt in range(2):
+        sock = obtain(loc, start=start, purpose=purpose)
+        if sock is None:
+            return None
+        try:
+            reply = _exchange(sock, request, timeout)
+        except (OSError, ipc.FrameError) as exc:
+            raise EngineLost(str(exc) or type(exc).__name__) from None
+        finally:
+            sock.close()
+        if reply is None:
+            raise EngineLost("connection closed")
+        if "skew" not in reply:
+            return reply
+        wait_for_exit(loc, SKEW_EXIT_WAIT_S)  # the old engine leaves by itself; start=True brings a new one
+        if not start:
+            return None
+    return None
+
+
+class EngineLost(Exception):
+    """The engine closed the connection or stopped answering in the middle of a request."""
+
+
+# --------------------------------------------------------------------------------------------------- CLI
+
+
+def _color_system(env: dict[str, str], tty: bool) -> str | None:
+    """What rich would pick for the client's terminal (decided here: the engine has no terminal)."""
+    if not tty or "NO_COLOR" in env or env.get("TERM") == "dumb":
+        return None
+    if env.get("COLORTERM", "").lower() in ("truecolor", "24bit"):
+        return "truecolor"
+    return "256" if "256color" in env.get("TERM", "") else "standard"
+
+
+def _terminal_width(env: dict[str, str]) -> int:
+    """``shutil.get_terminal_size`` without importing shutil: ``COLUMNS``, else the terminal, else 80."""
+    try:
+        return max(1, int(env["COLUMNS"]))
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+def cli_request(argv: list[str]) -> dict[str, Any]:
+    env = {name: os.environ[name] for name in CLI_ENV if name in os.environ}
+    tty_out, tty_err = sys.stdout.isatty(), sys.stderr.isatty()
+    env["__tty_stdout"], env["__tty_stderr"] = ("1" if tty_out else ""), ("1" if tty_err else "")
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = "/"
+    width = _terminal_width(env) if tty_out or "COLUMNS" in env else 80
+    return {"argv": argv, "cwd": cwd, "env": env, "width": width,
+            "color": _color_system(env, tty_out), "color_err": _color_system(env, tty_err)}
+
+
+def run_cli(argv: list[str]) -> int | None:
+    """Run ``wwt <argv>`` in the engine; its exit code, or None to run it in-process instead."""
+    if not argv or argv[0] not in CLI_SERVED or location() is None:
+        return None
+    if not (ipc.data_dir() / "wwt.sqlite3").exists():
+        return None  # nothing archived yet: the in-process command says so without starting an engine
+    try:
+        reply = call("cli", cli_request(argv), start=argv[0] in CLI_STARTS_ENGINE)
+    except EngineLost as exc:
+        _note(f"the engine stopped during the request ({exc}); answering in-process")
+        return None
+    if reply is None or reply.get("mismatch"):
+        return None  # no engine, or one of an older wwt / other settings: in-process, silently
+    if not reply.get("ok"):
+        _note(f"the engine could not answer ({str(reply.get('error'))[:200]}); answering in-process")
+        return None
+    sys.stdout.write(reply.get("stdout", ""))
+    sys.stdout.flush()
+    sys.stderr.write(reply.get("stderr", ""))
+    sys.stderr.flush()
+    return int(reply.get("code", 0))
+
+
+# ------------------------------------------------------------------------------------------------ engine cmd
+
+
+def status() -> dict[str, Any] | None:
+    """The running engine's status (pid, uptime, RSS, clients, idle timer), or None when none runs."""
+    try:
+        return call("status", start=False, timeout=10.0)
+    except EngineLost:
+        return None
+
+
+def stop(timeout: float = 10.0) -> dict[str, Any] | None:
+    """Ask the running engine to exit and wait until it has; its last status, or None when none ran."""
+    loc = location()
+    if loc is None:
+        return None
+    try:
+        reply = call("stop", start=False, timeout=timeout)
+    except EngineLost:
+        reply = None
+    if reply is None and not ipc.lock_held(loc.lock):
+        return None
+    wait_for_exit(loc, timeout)
+    return reply or {}
+
+
+def start(timeout: float = 120.0) -> dict[str, Any] | None:
+    """Start an engine (if none runs) and wait until it is warm; its status."""
+    try:
+        return call("warm", start=True, timeout=timeout)
+    except EngineLost:
+        return None
+
+
+def nudge() -> str | None:
+    """From the hook: tell the engine the queue has work, starting one when none runs (never waits for it).
+    None when the engine is disabled here (the hook then starts its worker as before)."""
+    loc = location()
+    if loc is None:
+        return None
+    sock = connect(loc)
+    if sock is not None:
+        try:
+            sock.settimeout(0.2)
+            ipc.send(sock, {"op": "nudge", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL,
+                            "home": str(loc.home)})
+            reply = ipc.recv(sock, ipc.MAX_REQUEST_BYTES)
+            if reply is not None and "skew" not in reply:
+                return f"nudged engine {reply.get('pid')}"
+        except (OSError, ipc.FrameError):
+            pass
+        finally:
+            sock.close()
+    if ipc.lock_held(loc.lock):
+        return "engine starting or exiting; it reads the queue when it starts"
+    proc = spawn(loc, "ingest")
+    return f"started engine {proc.pid}" if proc is not None else None
+
+
+# ------------------------------------------------------------------------------------------------ MCP pipe
+
+class _Pipe:
+    """stdio ↔ engine socket. Remembers the session's ``initialize`` exchange so that, if the engine dies, a
+    fresh engine gets the same handshake (its answer swallowed) and the agent's session carries on; requests
+    that were in flight are sent again (every wwt tool is safe to repeat: reads, or an idempotent ingest)."""
+
+    def __init__(self, loc: ipc.Location, hello: dict[str, Any]) -> None:
+        self.loc = loc
+        self.hello = hello
+        self.lock = threading.Lock()
+        self.sock: socket.socket | None = None
+        self.init_line: bytes | None = None
+        self.initialized_line: bytes | None = None
+        self.pending: dict[str, bytes] = {}  # id → request line, until its answer arrives
+        self.swallow: Any = None
+        self.stdin_closed = False
+        self.why = ""
+        self.out = sys.stdout.buffer
+
+    def open(self) -> socket.socket | None:
+        """A connection past the MCP handshake frame; retried for ~3× ``WWT_ENGINE_START_S`` (an engine that is
+        starting under load may take a while to import the SDK). None, with ``self.why``, when none came."""
+        deadline = time.monotonic() + 3 * _float_env("WWT_ENGINE_START_S", 20.0)
+        while time.monotonic() < deadline:
+            sock = obtain(self.loc, start=True, purpose="mcp")
+            if sock is None:
+                self.why = "no engine came up"
+                time.sleep(0.2)
+                continue
+            try:
+                sock.settimeout(max(1.0, deadline - time.monotonic()))
+                ipc.send(sock, self.hello)
+                reply = ipc.recv(sock, ipc.MAX_REQUEST_BYTES)
+            except (OSError, ipc.FrameError) as exc:
+                sock.close()
+                self.why = f"handshake failed: {exc}"
+                time.sleep(0.2)
+                continue
+            if reply is not None and reply.get("ok"):
+                sock.settimeout(None)
+                return sock
+            sock.close()
+            if reply is None:  # the engine went away during the handshake: try the next one
+                self.why = "the engine closed the connection"
+                time.sleep(0.2)
+                continue
+            if "skew" in reply:
+                wait_for_exit(self.loc, SKEW_EXIT_WAIT_S)
+                continue
+            self.why = str(reply.get("error"))[:200]
+            return None
+        return None
+
+    def _track_request(self, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(msg, dict):
+            return
+        method = msg.get("method")
+        if method == "initialize":
+            self.init_line = line
+        elif method == "notifications/initialized":
+            self.initialized_line = line
+        if method is not None and "id" in msg and method != "initialize":
+            self.pending[_id_key(msg["id"])] = line
+
+    def pump_stdin(self) -> None:
+        stdin = sys.stdin.buffer
+        while True:
+            line = stdin.readline()
+            if not line:
+                break
+            with self.lock:
+                self._track_request(line)
+                sock = self.sock
+            try:
+                if sock is not None:
+                    sock.sendall(line)
+            except OSError:
+                pass  # the reader side notices the dead engine and reconnects
+        with self.lock:
+            self.stdin_closed = True
+            sock = self.sock
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def _deliver(self, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            msg = None
+        if isinstance(msg, dict) and "id" in msg and "method" not in msg:
+            key = _id_key(msg["id"])
+            with self.lock:
+                self.pending.pop(key, None)
+                if self.swallow is not None and key == self.swallow:
+                    self.swallow = None
+                    return  # the answer to a replayed handshake: the agent already had one
+        self.out.write(line)
+        self.out.flush()
+
+    def reconnect(self) -> bool:
+        _note("the engine stopped; reconnecting this MCP session to a fresh one")
+        sock = self.open()
+        if sock is None:
+            return False
+        with self.lock:
+            replay = [line for line in (self.init_line, self.initialized_line) if line is not None]
+            replay += list(self.pending.values())
+            if self.init_line is not None:
+                self.swallow = _id_key(json.loads(self.init_line).get("id"))
+            try:
+                for line in replay:
+                    sock.sendall(line)
+            except OSError:
+                sock.close()
+                return False
+            self.sock = sock
+            if self.stdin_closed:
+                sock.shutdown(socket.SHUT_WR)
+        return True
+
+    def run(self) -> int:
+        threading.Thread(target=self.pump_stdin, name="wwt-mcp-stdin", daemon=True).start()
+        buffer = b""
+        while True:
+            sock = self.sock
+            try:
+                chunk = sock.recv(1 << 16) if sock is not None else b""
+            except OSError:
+                chunk = b""
+            if chunk:
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    self._deliver(line + b"\n")
+                continue
+            with self.lock:
+                done = self.stdin_closed
+            if done:
+                return 0
+            buffer = b""
+            if sock is not None:
+                sock.close()
+            if not self.reconnect():
+                _note(f"no engine could take over this MCP session ({self.why}); it ends")
+                return 1
+
+
+def _id_key(value: Any) -> str:
+    return json.dumps(value)
+
+
+def mcp_pipe() -> int | None:
+    """``wwt mcp`` through the engine: an exit code, or None to serve MCP in-process."""
+    loc = location()
+    if loc is None:
+        return None
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = "/"
+    env = {name: os.environ[name] for name in ipc.MCP_ENV if name in os.environ}
+    hello = {"op": "mcp", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": str(loc.home), "cwd": cwd,
+             "env": env}
+    pipe = _Pipe(loc, hello)
+    pipe.sock = pipe.open()
+    if pipe.sock is None:
+        return None
+    try:
+        return pipe.run()
+    except KeyboardInterrupt:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - one line for the agent's log, never a traceback
+        _note(f"MCP pipe failed: {type(exc).__name__}: {exc}")
+        return 1

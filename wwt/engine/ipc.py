@@ -1,0 +1,232 @@
+"""The engine's transport: where its socket lives, what a frame is, who may talk to it. Standard library only —
+the thin clients (``wwt search``, ``wwt mcp``, the hook) import this before anything else.
+
+Files live in a private runtime folder (``$WWT_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/wwt``, else
+``/tmp/wwt-<uid>``; 0700, owned by the user — anything else is refused), named by a hash of the data dir so
+each ``WWT_HOME`` gets its own engine and the socket path stays far below the ~100-byte limit:
+``<key>.sock`` (0600), ``<key>.lock`` (flock held by the live engine) and ``<key>.json`` (pid, version).
+
+A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON. Requests are bounded by
+``MAX_REQUEST_BYTES``, replies by ``MAX_REPLY_BYTES``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import stat
+import struct
+import sys
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+PROTOCOL = 1
+MAX_REQUEST_BYTES = 1 << 20
+MAX_REPLY_BYTES = 64 << 20
+MAX_SOCKET_PATH = 100  # sun_path is 104 bytes on macOS, 108 on Linux
+_HEADER = struct.Struct(">I")
+# Settings read from the environment at start that change what the engine answers or stores: a client whose
+# values differ is answered in-process (the key is checked on every request; see ``newer_version``).
+KEY_ENV = ("WWT_MODEL_DIR", "WWT_MODEL_MANIFEST", "WWT_REDACT")
+OFF_VALUES = ("off", "0", "no", "false")
+# What an MCP session reads from its own process's environment (wwt.mcp_server.SESSION_ENV_VARS: which agent
+# session it runs in); the pipe forwards these with the handshake.
+MCP_ENV = ("WWT_EXCLUDE_SESSION_ID", "CLAUDE_SESSION_ID", "CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID",
+           "CODEX_THREAD_ID", "CODEX_SESSION_ID")
+
+
+class EngineUnavailable(Exception):
+    """No engine can be used here (disabled, no Unix sockets, unsafe runtime folder): run in-process."""
+
+
+class FrameError(Exception):
+    """A frame that is too big, truncated or not a JSON object."""
+
+
+def enabled() -> bool:
+    """``WWT_ENGINE=off`` (or a platform without Unix sockets) runs everything in-process."""
+    if os.environ.get("WWT_ENGINE", "").strip().lower() in OFF_VALUES:
+        return False
+    return hasattr(socket, "AF_UNIX") and os.name == "posix" and hasattr(os, "getuid")
+
+
+def data_dir() -> Path:
+    from wwt import paths
+
+    return paths.data_dir(create=False)
+
+
+def engine_key(environ: Mapping[str, str] | None = None) -> str:
+    """Package version plus the settings in ``KEY_ENV``: an engine answers only clients with the same key.
+    ``WWT_ENGINE_VERSION`` overrides the version (tests simulate an engine left over from an older wwt)."""
+    from wwt import __version__
+
+    environ = os.environ if environ is None else environ
+    version = environ.get("WWT_ENGINE_VERSION") or __version__
+    settings = ";".join(f"{name}={environ.get(name, '')}" for name in KEY_ENV)
+    return f"{version}|{_digest(settings.encode('utf-8', 'surrogateescape'))}"
+
+
+def newer_version(client_key: str, engine_key_: str) -> bool:
+    """Does the client run a newer wwt than the engine? Then the engine steps down for a fresh one (an
+    upgrade). An older client, or one with other settings, runs in-process instead, so two kinds of clients
+    never keep replacing each other's engine."""
+    def parts(key: str) -> tuple[int, ...]:
+        return tuple(int(n) for n in re.findall(r"\d+", key.split("|", 1)[0]))
+
+    return parts(client_key) > parts(engine_key_)
+
+
+def _digest(data: bytes) -> str:
+    """64 bits of checksum: enough to name a data dir's files or tell settings apart, without importing
+    hashlib (OpenSSL: +4 MB in every thin client). The engine also compares the full data dir path."""
+    return f"{zlib.crc32(data):08x}{zlib.crc32(data[::-1], 0x9E3779B9):08x}"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` 0700 or accept it only if it is a real folder owned by us; tighten a loose mode."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(path)
+    except OSError as exc:
+        raise EngineUnavailable(f"cannot use runtime folder {path}: {exc.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise EngineUnavailable(f"runtime folder {path} is not a folder owned by this user")
+    if info.st_mode & 0o077:
+        os.chmod(path, 0o700)
+    return path
+
+
+def _runtime_base() -> Path:
+    raw = os.environ.get("WWT_RUNTIME_DIR")
+    if raw:
+        return Path(raw)
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isdir(xdg):
+        return Path(xdg) / "wwt"
+    return Path(_tmp()) / f"wwt-{os.getuid()}"
+
+
+def _tmp() -> str:
+    """``tempfile.gettempdir()`` without importing tempfile (random, hashlib, shutil: +5 MB per client)."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(name)
+        if value and os.path.isdir(value):
+            return value
+    return "/tmp"
+
+
+def key_of(home: Path) -> str:
+    return _digest(os.path.realpath(home).encode("utf-8", "surrogateescape"))
+
+
+class Location:
+    """The engine files for one data dir."""
+
+    def __init__(self, home: Path | None = None, base: Path | None = None) -> None:
+        self.home = home if home is not None else data_dir()
+        base = base if base is not None else _runtime_base()
+        name = key_of(self.home)
+        if len(os.fsencode(str(base / f"{name}.sock"))) > MAX_SOCKET_PATH:
+            base = Path(_tmp()) / f"wwt-{os.getuid()}"  # a long runtime dir: a short one
+            if len(os.fsencode(str(base / f"{name}.sock"))) > MAX_SOCKET_PATH:
+                raise EngineUnavailable("no runtime folder short enough for a Unix socket path")
+        self.dir = base
+        self.socket = base / f"{name}.sock"
+        self.lock = base / f"{name}.lock"
+        self.info = base / f"{name}.json"
+
+    def prepare(self) -> Location:
+        ensure_private_dir(self.dir)
+        return self
+
+    def read_info(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.info.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+
+def lock_held(path: Path) -> bool:
+    """True when some process holds the flock on ``path`` (a live or starting engine)."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+# ------------------------------------------------------------------------------------------------ frames
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    return _HEADER.pack(len(data)) + data
+
+
+def send(sock: socket.socket, obj: dict[str, Any]) -> None:
+    sock.sendall(encode(obj))
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes:
+    parts = bytearray()
+    while len(parts) < n:
+        chunk = sock.recv(min(n - len(parts), 1 << 20))
+        if not chunk:
+            raise FrameError("connection closed mid-frame")
+        parts += chunk
+    return bytes(parts)
+
+
+def recv(sock: socket.socket, limit: int) -> dict[str, Any] | None:
+    """The next frame, or None when the peer closed the connection between frames."""
+    first = sock.recv(_HEADER.size)
+    if not first:
+        return None
+    header = first + (_read_exactly(sock, _HEADER.size - len(first)) if len(first) < _HEADER.size else b"")
+    (length,) = _HEADER.unpack(header)
+    if length > limit:
+        raise FrameError(f"frame of {length} bytes is over the {limit}-byte limit")
+    try:
+        obj = json.loads(_read_exactly(sock, length).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise FrameError("frame is not JSON") from None
+    if not isinstance(obj, dict):
+        raise FrameError("frame is not a JSON object")
+    return obj
+
+
+# ------------------------------------------------------------------------------------------------ peers
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end, or None where the platform cannot tell."""
+    if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[1]
+    if sys.platform == "darwin" or "bsd" in sys.platform:  # LOCAL_PEERCRED: struct xucred {version, uid, ...}
+        try:
+            creds = sock.getsockopt(0, 0x001, struct.calcsize("2I"))
+            return struct.unpack("2I", creds[: struct.calcsize("2I")])[1]
+        except OSError:
+            return None
+    return None
+
+
+def peer_allowed(peer: int | None, me: int) -> bool:
+    """Only our own uid may use the engine. ``None`` (a platform that cannot say) relies on the 0700 folder."""
+    return peer is None or peer == me

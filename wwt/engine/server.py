@@ -1,0 +1,511 @@
+"""The engine: one process per user and data dir holding the model, Kiwi, the store and both indexes warm.
+
+Started on demand by a client (``python -m wwt.engine.server``), it takes ``<key>.lock`` first (so racing
+starters leave exactly one engine), replaces a stale socket file, binds ``<key>.sock`` 0600 in the private
+runtime folder and serves, one thread per connection, after checking that the peer runs as our uid:
+
+- ``cli``: a ``wwt search|show|status`` command, run by the same ``wwt.cli`` code over the engine's one
+  ``Memory`` with the client's folder, terminal and environment (``wwt.engine.context``); the reply carries its
+  stdout, stderr and exit code.
+- ``mcp``: after the handshake frame the connection is the agent's MCP byte stream; the ``mcp`` SDK serves one
+  session on it with the same tools as the stdio server (``wwt.mcp_server``).
+- ``status``, ``stop``, ``warm``, ``nudge`` (the hook queued work).
+
+It also runs the hook's ingest queue itself (one ingest thread holding ``worker.lock``, the same
+``worker.drain_once`` as the standalone worker) and exits after ``WWT_ENGINE_IDLE_S`` (default 600 s)
+without a client, request or ingest. A client of another version or settings (``ipc.engine_key``) makes it
+exit so that client can start a fresh one. A failing request is logged and answered with an error; the engine
+goes on. Logs go to the data dir's ``ingest.log``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import logging.handlers
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from wwt.engine import context, ipc
+
+DEFAULT_IDLE_S = 600.0
+LOCK_WAIT_S = 3.0  # an engine that is exiting (version skew, stop) may still hold the lock a moment
+READ_TIMEOUT_S = 10.0  # a client has this long to send its request
+STOP_GRACE_S = 5.0
+QUEUE_POLL_S = 2.0
+
+
+def _float_env(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def rss_bytes(pid: int | str = "self") -> int:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import resource
+
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+def setup_logging(home: Path) -> logging.Logger:
+    log = logging.getLogger("wwt.engine")
+    if not log.handlers:
+        from wwt.worker import LOG_BACKUPS, LOG_MAX_BYTES
+
+        path = home / "ingest.log"
+        if not path.exists():
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
+                                                       encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s engine[%(process)d] %(levelname)s %(message)s",
+                                               "%Y-%m-%d %H:%M:%S"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+    return log
+
+
+def take_lock(path: Path, wait_s: float) -> int | None:
+    """Our exclusive engine lock (held for life), or None when another engine keeps it past ``wait_s``."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.05)
+
+
+def bind(path: Path) -> socket.socket:
+    """Listen on ``path`` (0600 from the start). We hold the lock, so a file there is a dead engine's."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(64)
+    return sock
+
+
+class Engine:
+    def __init__(self, loc: ipc.Location, listener: socket.socket, log: logging.Logger, purpose: str) -> None:
+        from wwt import __version__, mcp_server
+        from wwt.service import Memory
+
+        self.loc = loc
+        self.home = loc.home
+        self.listener = listener
+        self.log = log
+        self.purpose = purpose
+        self.key = ipc.engine_key()
+        self.version = os.environ.get("WWT_ENGINE_VERSION") or __version__
+        self.idle_s = _float_env("WWT_ENGINE_IDLE_S", DEFAULT_IDLE_S)
+        self.started_at = time.time()
+        self.started = time.monotonic()
+        self.last_active = time.monotonic()
+        self.lock = threading.Lock()
+        self.active = 0
+        self.mcp_conns: set[socket.socket] = set()
+        self.requests = 0
+        self.failures = 0
+        self.ingesting = False
+        self.stopping = threading.Event()
+        self.nudged = threading.Event()
+        self.warmed = threading.Event()
+        self.socket_ino = os.stat(loc.socket).st_ino
+        self.memory = Memory(self.home)
+        self._mcp: Any = None
+        self._mcp_lock = threading.Lock()
+        context.SHARED["memory"] = self.memory
+        context.install_routers()
+        mcp_server._State.memory = self.memory  # MCP sessions in here use the engine's one Memory
+
+    # ------------------------------------------------------------------------------------------ lifecycle
+
+    def serve(self) -> int:
+        threading.Thread(target=self.warm_up, name="wwt-engine-warm", daemon=True).start()
+        threading.Thread(target=self.ingest_loop, name="wwt-engine-ingest", daemon=True).start()
+        self.listener.settimeout(0.5)
+        self.log.info("engine %s started for %s (idle exit after %.0fs, socket %s)", self.version, self.home,
+                      self.idle_s, self.loc.socket)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                self._check_idle()
+                continue
+            except OSError:
+                if self.stopping.is_set():
+                    break
+                raise
+            conn.settimeout(READ_TIMEOUT_S)
+            with self.lock:
+                self.active += 1
+                self.last_active = time.monotonic()
+            threading.Thread(target=self.handle, args=(conn,), name="wwt-engine-conn", daemon=True).start()
+        self._shutdown()
+        return 0
+
+    def _check_idle(self) -> None:
+        with self.lock:
+            busy = self.active or self.ingesting
+            idle_for = 0.0 if busy else time.monotonic() - self.last_active
+        if idle_for >= self.idle_s:
+            self.stop(f"idle for {idle_for:.0f}s")
+        elif not self.home.exists():
+            self.stop("the data dir is gone")
+        else:
+            try:
+                ours = os.stat(self.loc.socket).st_ino == self.socket_ino
+            except OSError:
+                ours = False
+            if not ours:
+                self.stop("our socket file was removed or replaced")
+
+    def stop(self, reason: str) -> None:
+        if not self.stopping.is_set():
+            self.log.info("engine stopping: %s", reason)
+            self.stopping.set()
+            self.nudged.set()
+            with contextlib.suppress(OSError):
+                self.listener.close()
+
+    def _shutdown(self) -> None:
+        with contextlib.suppress(OSError):
+            if os.stat(self.loc.socket).st_ino == self.socket_ino:
+                self.loc.socket.unlink()
+        with contextlib.suppress(OSError):
+            self.loc.info.unlink()
+        with self.lock:
+            conns = list(self.mcp_conns)
+        for conn in conns:  # MCP pipes notice and move their session to the next engine
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while time.monotonic() < deadline:
+            with self.lock:
+                if not self.active and not self.ingesting:
+                    break
+            time.sleep(0.05)
+        self.log.info("engine exits after %d request(s)", self.requests)
+
+    def warm_up(self) -> None:
+        """Model and indexes first (what the first search needs), then Kiwi, then the MCP SDK."""
+        from wwt import mcp_server
+
+        try:
+            mcp_server.warm_up()
+            self.mcp_server()  # the SDK (~1 s, ~35 MB): the next agent's handshake is then answered at once
+            self.log.info("engine warm after %.1fs", time.monotonic() - self.started)
+        except Exception:  # noqa: BLE001 - the requests report their own errors
+            self.log.exception("warm-up failed")
+        finally:
+            self.warmed.set()
+
+    def mcp_server(self) -> Any:
+        with self._mcp_lock:
+            if self._mcp is None:
+                from wwt.mcp_server import build_server
+
+                self._mcp = build_server()
+            return self._mcp
+
+    # ------------------------------------------------------------------------------------------ requests
+
+    def handle(self, conn: socket.socket) -> None:
+        reply: dict[str, Any] | None = None
+        try:
+            peer = ipc.peer_uid(conn)
+            if not ipc.peer_allowed(peer, os.getuid()):
+                self.log.warning("refused a connection from uid %s", peer)
+                return
+            request = ipc.recv(conn, ipc.MAX_REQUEST_BYTES)
+            if request is None:
+                return
+            with self.lock:
+                self.requests += 1
+            key = str(request.get("key"))
+            if key != self.key and ipc.newer_version(key, self.key):
+                self.log.info("client of a newer wwt (%s, we are %s): exiting for a fresh engine", key[:80],
+                              self.key)
+                ipc.send(conn, {"ok": False, "skew": self.key})
+                self.stop("version skew")
+                return
+            if key != self.key and request.get("op") not in ("nudge", "status", "stop"):  # those serve anyone
+                reply = {"ok": False, "mismatch": self.key, "error": "the engine runs another wwt or settings"}
+                return
+            if "home" in request and os.path.realpath(str(request["home"])) != os.path.realpath(self.home):
+                reply = {"ok": False, "error": "this engine serves another data dir"}  # a name clash: unlikely
+                return
+            op = request.get("op")
+            if op == "mcp":
+                self.serve_mcp(conn, request)
+                return
+            reply = self.dispatch(str(op), request)
+        except ipc.FrameError as exc:
+            reply = {"ok": False, "error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - one bad request never takes the engine down
+            with self.lock:
+                self.failures += 1
+            self.log.exception("request failed")
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
+        finally:
+            if reply is not None:
+                with contextlib.suppress(OSError):
+                    ipc.send(conn, reply)
+            with contextlib.suppress(OSError):
+                conn.close()
+            with self.lock:
+                self.active -= 1
+                self.last_active = time.monotonic()
+
+    def dispatch(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
+        if op == "cli":
+            return self.serve_cli(request)
+        if op == "status":
+            return self.status()
+        if op == "warm":
+            self.warmed.wait(timeout=float(request.get("timeout", 120)))
+            return self.status()
+        if op == "nudge":
+            self.nudged.set()
+            return {"ok": True, "pid": os.getpid()}
+        if op == "stop":
+            reply = self.status()
+            self.stop("asked to stop")
+            return reply
+        raise ValueError(f"unknown op {op[:40]!r}")
+
+    def status(self) -> dict[str, Any]:
+        with self.lock:
+            clients = self.active - 1  # not counting the request asking
+            idle_for = time.monotonic() - self.last_active
+            info = {
+                "ok": True, "pid": os.getpid(), "version": self.version, "key": self.key,
+                "data_dir": str(self.home), "socket": str(self.loc.socket), "started_at": self.started_at,
+                "uptime_s": round(time.monotonic() - self.started, 1), "rss_bytes": rss_bytes(),
+                "clients": clients, "mcp_sessions": len(self.mcp_conns), "requests": self.requests,
+                "failures": self.failures, "idle_exit_s": self.idle_s, "ingesting": self.ingesting,
+                "warm": self.warmed.is_set(), "started_for": self.purpose,
+                "exits_in_s": None if clients or self.ingesting else round(max(0.0, self.idle_s - idle_for), 1),
+            }
+        return info
+
+    def serve_cli(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run a served ``wwt`` command exactly as a one-shot process would, output captured."""
+        from rich.console import Console
+
+        from wwt.engine.client import CLI_SERVED
+
+        argv = request.get("argv")
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            raise ValueError("argv must be a non-empty list of strings")
+        if argv[0] not in CLI_SERVED:
+            return {"ok": False, "error": f"the engine does not run {argv[0][:40]!r}"}
+        env = {str(k): str(v) for k, v in dict(request.get("env") or {}).items()}
+        width = int(request.get("width") or 80)
+        out, err = io.StringIO(), io.StringIO()
+
+        def console(buffer: io.StringIO, color: Any, tty_key: str) -> Console:
+            tty = env.get(tty_key) == "1"
+            return Console(file=buffer, highlight=False, width=width, force_terminal=tty,
+                           color_system=color if tty else None, no_color="NO_COLOR" in env, legacy_windows=False)
+
+        client = context.Client(cwd=str(request.get("cwd") or "/"), env=env,
+                                out=console(out, request.get("color"), "__tty_stdout"),
+                                err=console(err, request.get("color_err"), "__tty_stderr"),
+                                stdout=out, stderr=err)
+        token = context.CURRENT.set(client)
+        code: int = 0
+        try:
+            from wwt import cli
+
+            cli.main(list(argv))
+        except SystemExit as exc:
+            if isinstance(exc.code, int):
+                code = exc.code
+            elif exc.code is not None:
+                err.write(f"{exc.code}\n")
+                code = 1
+        finally:
+            context.CURRENT.reset(token)
+        return {"ok": True, "code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+    def serve_mcp(self, conn: socket.socket, hello: dict[str, Any]) -> None:
+        """One MCP session over this connection, with the agent's folder and session env."""
+        import anyio
+
+        server = self.mcp_server()
+        env = {str(k): str(v) for k, v in dict(hello.get("env") or {}).items() if k in ipc.MCP_ENV}
+        client = context.Client(cwd=str(hello.get("cwd") or "/"), env=env)
+        conn.settimeout(None)
+        ipc.send(conn, {"ok": True, "pid": os.getpid()})
+        with self.lock:
+            self.mcp_conns.add(conn)
+        token = context.CURRENT.set(client)
+        try:
+            anyio.run(_run_mcp_session, server, conn)
+        except Exception:  # noqa: BLE001 - a broken session ends, the engine stays
+            self.log.exception("MCP session failed")
+        finally:
+            context.CURRENT.reset(token)
+            with self.lock:
+                self.mcp_conns.discard(conn)
+
+    # ------------------------------------------------------------------------------------------ ingest
+
+    def ingest_loop(self) -> None:
+        """The hook's queue, drained here: waits for a nudge (or polls), debounces like the worker, ingests
+        through a second ``Memory`` so searches keep going on the first one meanwhile."""
+        from wwt import worker
+        from wwt.service import Memory
+        from wwt.store import Store
+
+        debounce_s = _float_env("WWT_WORKER_DEBOUNCE_S", 2.0)
+        max_wait_s = _float_env("WWT_WORKER_MAX_WAIT_S", 10.0)
+        store: Any = None
+        lock_fd: int | None = None
+        try:
+            while not self.stopping.is_set():
+                self.nudged.wait(timeout=QUEUE_POLL_S)
+                self.nudged.clear()
+                if self.stopping.is_set() or not self.memory.has_data():
+                    continue
+                try:
+                    if store is None:
+                        store = Store.open(self.memory.store_path)
+                    if store.queue_size() == 0:
+                        continue
+                    if lock_fd is None:
+                        lock_fd = _try_worker_lock(self.home)
+                        if lock_fd is None:
+                            continue  # a standalone worker holds it and does the work
+                        if released := store.release_claims():
+                            self.log.warning("re-queued %d item(s) a killed worker had claimed", released)
+                    waiting_since = time.monotonic()
+                    while not self.stopping.is_set():
+                        quiet = worker.seconds_since_last_hook(self.home)
+                        if 0 <= quiet < debounce_s and time.monotonic() - waiting_since < max_wait_s:
+                            time.sleep(min(debounce_s - quiet, debounce_s) + 0.05)
+                            continue
+                        break
+                    with self.lock:
+                        self.ingesting = True
+                    writer = Memory(self.home)
+                    try:
+                        while not self.stopping.is_set() and worker.drain_once(writer, store, self.log):
+                            pass
+                    finally:
+                        writer.close()
+                        with self.lock:
+                            self.ingesting = False
+                            self.last_active = time.monotonic()
+                except Exception:  # noqa: BLE001 - rows stay queued; the next turn retries
+                    self.log.exception("ingest turn failed")
+                    time.sleep(QUEUE_POLL_S)
+        finally:
+            if store is not None:
+                store.close()
+
+
+def _try_worker_lock(home: Path) -> int | None:
+    """``worker.lock`` for the engine's life, so hooks see a worker running and never start a second one."""
+    import fcntl
+
+    from wwt.hook import WORKER_LOCK
+
+    fd = os.open(home / WORKER_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+async def _run_mcp_session(server: Any, conn: socket.socket) -> None:
+    """The SDK's stdio transport over the socket's byte streams (what ``stdio_server`` does for fds 0/1)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    reader = io.TextIOWrapper(conn.makefile("rb"), encoding="utf-8", errors="replace")
+    writer = io.TextIOWrapper(conn.makefile("wb"), encoding="utf-8", write_through=True)
+    async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (read_stream, write_stream):
+        lowlevel = server._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+def write_info(loc: ipc.Location, purpose: str) -> None:
+    from wwt import __version__
+
+    info = {"pid": os.getpid(), "version": os.environ.get("WWT_ENGINE_VERSION") or __version__,
+            "key": ipc.engine_key(), "data_dir": str(loc.home), "started_at": time.time(), "started_for": purpose}
+    tmp = loc.info.with_name(f"{loc.info.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(info, fh)
+    os.replace(tmp, loc.info)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wwt.engine.server")
+    parser.add_argument("--for", dest="purpose", default="cli", choices=("cli", "mcp", "ingest"))
+    args = parser.parse_args(argv)
+    try:
+        loc = ipc.Location().prepare()
+    except ipc.EngineUnavailable:
+        return 1
+    lock_fd = take_lock(loc.lock, LOCK_WAIT_S)
+    if lock_fd is None:
+        return 0  # another engine serves this data dir
+    home = loc.home
+    if not home.exists():
+        home.mkdir(parents=True, exist_ok=True)
+        home.chmod(0o700)
+    log = setup_logging(home)
+    try:
+        listener = bind(loc.socket)
+        write_info(loc, args.purpose)
+        engine = Engine(loc, listener, log, args.purpose)
+    except Exception:  # noqa: BLE001 - detached: the log is the only place to tell
+        log.exception("engine failed to start")
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: engine.stop("SIGTERM"))
+    threading.excepthook = lambda hook: log.error("thread %s crashed: %s", getattr(hook.thread, "name", "?"),
+                                                  hook.exc_value)
+    code = engine.serve()
+    logging.shutdown()
+    os._exit(code)  # threads blocked in reads (MCP sessions) must not keep a finished engine alive
+
+
+if __name__ == "__main__":
+    sys.exit(main())

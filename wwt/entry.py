@@ -1,0 +1,43 @@
+"""Console scripts ``wwt`` and ``wwt-mcp``: ask the resident engine first (standard library only up to that
+point), and fall back to the full in-process CLI (typer, rich, the model…) when no engine can answer."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args and args[0] in ("search", "show", "status", "mcp"):
+        from wwt.engine import client
+
+        if args[0] == "mcp" and len(args) == 1:
+            code = client.mcp_pipe()
+            if code is not None:
+                _exit_now(code)
+        elif (code := client.run_cli(args)) is not None:
+            sys.exit(code)
+    from wwt.cli import main as cli_main
+
+    cli_main()
+
+
+def mcp_main() -> None:
+    from wwt.engine import client
+
+    code = client.mcp_pipe()
+    if code is not None:
+        _exit_now(code)
+    from wwt.mcp_server import main as server_main
+
+    server_main()
+
+
+def _exit_now(code: int) -> None:
+    """End the MCP pipe without interpreter shutdown: its stdin thread may sit in a read, and finalising
+    while it holds stdin's lock aborts the process."""
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
