@@ -119,6 +119,21 @@ def test_a_time_budget_ends_a_slice_between_batches(archive, real_embedder) -> N
     assert result.stopped == "time" and result.embedded == 0
 
 
+def test_a_slice_embeds_at_least_one_batch_even_when_loading_the_model_outlasts_its_budget(
+    archive, real_embedder
+) -> None:
+    import time
+
+    store, indexes, _, _ = archive
+
+    def slow_load():
+        time.sleep(0.2)  # a busy laptop loading the model
+        return real_embedder
+
+    result = ingest_mod.backfill_vectors(store, indexes, slow_load, max_seconds=0.05)
+    assert result.stopped == "time" and result.embedded == ingest_mod.EMBED_BATCH
+
+
 def test_the_pause_flag_stops_every_backfill_until_resumed(archive, real_embedder) -> None:
     store, indexes, _, _ = archive
     data_dir = store.path.parent
@@ -196,6 +211,20 @@ def test_search_while_vectors_are_partial_does_not_bury_the_unembedded_best_matc
     assert outcome.hits[0].session_id == sessions[a]
 
 
+def test_a_search_before_any_vector_exists_does_not_start_loading_the_model(archive) -> None:
+    import threading
+
+    from wwt.service import LOADER_THREAD, Memory
+
+    store, _, _, _ = archive
+    memory = Memory(store.path.parent)
+    try:
+        assert memory.search("zqxjv-nowhere", limit=3) == []
+        assert LOADER_THREAD not in {t.name for t in threading.enumerate()}
+    finally:
+        memory.close()
+
+
 # ---------------------------------------------------------------------------------------------- CLI
 
 
@@ -220,7 +249,36 @@ def test_cli_pause_ingest_search_status_resume(tmp_path: Path, model_dir: Path) 
     assert "vectors: 0 %" in status.stdout and "paused" in status.stdout
     found = wwt("search", "sqlite", "--all")
     assert found.returncode == 0 and found.stdout.strip(), found.stderr
+    # a search that needs no vector leg (none exists yet) exits cleanly, not aborted by a half-loaded model
+    for _ in range(3):
+        nothing = wwt("search", "zqxjv-nowhere", "--all")
+        assert nothing.returncode in (0, 1) and "terminate" not in nothing.stderr, (nothing.returncode, nothing.stderr)
     resumed = wwt("ingest", "--resume", str(logs))
     assert resumed.returncode == 0, resumed.stderr
     assert "waiting for vectors" not in resumed.stdout and "embedded: 0" not in resumed.stdout
     assert "vectors:" not in wwt("status").stdout
+
+
+def test_the_background_worker_back_fills_pending_vectors_when_its_queue_is_empty(
+    tmp_path: Path, model_dir: Path
+) -> None:
+    home, logs = tmp_path / "home", tmp_path / "logs"
+    for name in LOGS[:6]:
+        (logs / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REAL_FIXTURES / name, logs / name)
+    env = {**os.environ, "WWT_HOME": str(home), "WWT_MODEL_DIR": str(model_dir), "WWT_WORKER_IDLE_S": "1",
+           "WWT_WORKER_DEBOUNCE_S": "0"}
+    home.mkdir()
+    ingest_mod.set_paused(home, True)
+    subprocess.run([sys.executable, "-m", "wwt", "ingest", str(logs)], env=env, check=True, capture_output=True,
+                   timeout=600)
+    with Store.open(home / "wwt.sqlite3") as store:
+        done, total = store.vector_progress()
+    assert done == 0 < total
+    ingest_mod.set_paused(home, False)
+    worker = subprocess.run([sys.executable, "-m", "wwt", "worker"], env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert worker.returncode == 0, worker.stderr
+    with Store.open(home / "wwt.sqlite3") as store:
+        assert store.vector_progress() == (total, total)
+    assert "back-filled" in (home / "ingest.log").read_text()

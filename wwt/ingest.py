@@ -47,7 +47,7 @@ APPEND_ONLY_SUFFIXES = (".jsonl",)
 FINGERPRINT_BYTES = 4096
 EMBED_BATCH = 16  # texts per embedder call; vectors are committed after each call
 FIRST_FLUSH_S = 5.0  # a first ingest publishes its first chunks this soon: search by words works from then on
-FLUSH_EVERY_S = 60.0  # ... and then this often, so search sees progress
+FLUSH_EVERY_S = 15.0  # ... and then this often, so search sees progress (phase 1 embeds nothing: flushes are cheap)
 BACKFILL_FETCH = 512  # pending texts read from SQLite at a time (one index scan + sort each)
 BACKFILL_SLICE_S = 20.0  # ``ingest``'s back-fill holds the writer lock this long at a time
 BACKFILL_SAVE_EVERY_S = 30.0  # the vector index is saved (search sees new vectors) this often
@@ -440,7 +440,6 @@ def backfill_vectors(
     ``should_stop()`` says so (checked between batches) or the pause flag appears. Takes the writer lock
     (``lock_timeout`` seconds; 0 = give up at once with ``stopped="busy"``); loads the model only when there is
     work. The one entry point for every caller: ``ingest``, the background worker, a resident engine."""
-    started = time.monotonic()
     data_dir = store.path.parent
     if is_paused(data_dir):
         with_vector, total = store.vector_progress()
@@ -454,8 +453,7 @@ def backfill_vectors(
         indexes.reload_if_changed()
         if indexes.needs_repair(store):
             indexes.repair(store)
-        deadline = None if max_seconds is None else started + max_seconds
-        return _Backfill(store, indexes, embedder_factory, progress, notes).run(deadline, should_stop)
+        return _Backfill(store, indexes, embedder_factory, progress, notes).run(max_seconds, should_stop)
     finally:
         lock.release()
 
@@ -469,15 +467,18 @@ class _Backfill:
         self.unsynced = False
         self.last_save = time.monotonic()
 
-    def run(self, deadline: float | None, should_stop: StopCheck | None) -> BackfillResult:
+    def run(self, max_seconds: float | None, should_stop: StopCheck | None) -> BackfillResult:
         store = self.store
         started = time.monotonic()
+        deadline = None if max_seconds is None else started + max_seconds
         result = BackfillResult()
         result.with_vector, result.total = store.vector_progress()
         embed_s = 0.0
+        max_zero = max_seconds is not None and max_seconds <= 0  # a zero budget: see the state, embed nothing
 
         def halt() -> str | None:
-            if deadline is not None and time.monotonic() >= deadline:
+            # at least one batch per slice: loading the model on a busy machine must not use up a slice
+            if deadline is not None and time.monotonic() >= deadline and (result.embedded or max_zero):
                 return "time"
             if should_stop is not None and should_stop():
                 return "stop"

@@ -252,8 +252,10 @@ class Memory:
             store = self._open_store()
             if filters.project:
                 self._check_project(filters.project)
-            if self._embedder is None and self._indexes is None and store.chunk_ids_matching(filters) != set():
-                # a cold process with something in scope: the model loads while the indexes open (~0.5 s)
+            if (self._embedder is None and self._indexes is None and store.has_vectors()
+                    and store.chunk_ids_matching(filters) != set()):
+                # a cold process with something in scope: the model loads while the indexes open (~0.5 s);
+                # not while no vector exists yet (a first ingest's phase 1): the search would not use it
                 self._preload = _start_loading_embedder()
             indexes = self._refresh_indexes()
             return run_search(
@@ -416,9 +418,12 @@ def _start_loading_embedder() -> threading.Thread:
         except Exception:  # noqa: BLE001 - the search's own call reports it
             pass
 
-    thread = threading.Thread(target=load, name="wwt-embedder-load", daemon=False)
+    thread = threading.Thread(target=load, name=LOADER_THREAD, daemon=False)
     thread.start()
     return thread
+
+
+LOADER_THREAD = "wwt-embedder-load"
 
 
 def _tokenizer() -> Callable[[str], list[str]] | None:

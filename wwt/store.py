@@ -1012,6 +1012,9 @@ class Store:
                 out.setdefault(r[0], []).append(r[1])
         return out
 
+    def has_vectors(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None
+
     def vector_progress(self) -> tuple[int, int]:
         """(chunks with a stored vector, all chunks)."""
         total = self.chunk_count()
