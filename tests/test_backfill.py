@@ -225,6 +225,23 @@ def test_a_search_before_any_vector_exists_does_not_start_loading_the_model(arch
         memory.close()
 
 
+def test_an_ingest_of_given_paths_back_fills_briefly_by_default_and_to_the_end_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_dir: Path
+) -> None:
+    from wwt import service
+
+    logs = tmp_path / "logs"
+    for name in LOGS[:8]:
+        (logs / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REAL_FIXTURES / name, logs / name)
+    monkeypatch.setattr(service, "EXPLICIT_BACKFILL_S", 0.0)  # a budget that is always used up
+    with service.Memory(tmp_path / "home") as memory:
+        brief = memory.ingest([logs])  # an MCP ingest_session: the rest is the worker's
+        assert brief.vectors_pending > 0
+        full = memory.ingest([logs], backfill_seconds=None)  # what `wwt ingest PATH` asks for
+        assert full.vectors_pending == 0 and full.chunks_embedded > 0
+
+
 # ---------------------------------------------------------------------------------------------- CLI
 
 

@@ -141,7 +141,8 @@ def ingest(
             console.print("vector back-fill paused; search by words still works — `wwt ingest --resume` resumes")
             return
     with rich_progress(err_console) as progress:
-        summary = memory.ingest(list(paths) if paths else None, progress=progress, vector_progress=progress.vectors)
+        summary = memory.ingest(list(paths) if paths else None, progress=progress, vector_progress=progress.vectors,
+                                backfill_seconds=None)  # the user waits for it, with a progress bar
     if as_json:
         import json
 

@@ -169,11 +169,13 @@ class Memory:
         progress: Callable[..., Any] | None = None,
         vector_progress: Callable[..., Any] | None = None,
         backfill: bool = True,
+        backfill_seconds: float | None = -1.0,
     ) -> Any:
         """Parse, archive, chunk and index ``paths_`` (files or folders), or every platform's default log
         locations when ``None``; then (``backfill``) embed what is pending, newest first, in slices between
-        which searches in this process run: to the end for a full ingest, for at most EXPLICIT_BACKFILL_S
-        when ``paths_`` are given (one session's new turn is among the newest chunks; an older backlog is the
+        which searches in this process run, for ``backfill_seconds`` (None: to the end, as ``wwt ingest``
+        asks). By default to the end for a full ingest, for at most EXPLICIT_BACKFILL_S when ``paths_`` are given
+        (an MCP ``ingest_session``: one session's new turn is among the newest chunks; an older backlog is the
         background worker's). Returns ``wwt.ingest.IngestSummary``."""
         from wwt import ingest as ingest_mod
 
@@ -195,7 +197,9 @@ class Memory:
         if backfill:
             import time
 
-            until = None if not paths_ else time.monotonic() + EXPLICIT_BACKFILL_S
+            if backfill_seconds is not None and backfill_seconds < 0:  # the default: by what was asked for
+                backfill_seconds = EXPLICIT_BACKFILL_S if paths_ else None
+            until = None if backfill_seconds is None else time.monotonic() + backfill_seconds
             while True:
                 left = ingest_mod.BACKFILL_SLICE_S if until is None else min(
                     ingest_mod.BACKFILL_SLICE_S, until - time.monotonic())
