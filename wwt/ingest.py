@@ -39,7 +39,7 @@ from typing import Any
 
 from wwt.chunker import chunk_session
 from wwt.errors import WwtError
-from wwt.indexes import Indexes
+from wwt.indexes import Indexes, make_private
 from wwt.models import Session
 from wwt.store import Store, StoredChunk
 
@@ -543,6 +543,7 @@ class _Backfill:
             return
         self.indexes.vector.save()
         self.indexes.refresh_stamp()
+        make_private(self.indexes.index_dir)  # hnswlib writes its files under the umask: vectors are private
         counter = self.store.bump_change_counter()
         self.indexes.mark_synced(counter)
         self.unsynced = False
