@@ -8,6 +8,13 @@ Measured side by side in one run:
 * `reindex` (both indexes rebuilt from SQLite, no model): time as a % of the first ingest.
 
     WWT_MODEL_DIR=<model folder> python benchmarks/ingest.py --copies 3 --append-results
+
+``--two-phase`` measures a first setup instead (issue 14), through the real CLI: ``wwt ingest`` of the tree runs
+while ``wwt search`` is run again and again beside it (seconds to the first lexical answer; every search's exit
+code during the back-fill), the ingest is SIGKILLed after ``--kill-after`` seconds and run again (it must resume:
+nothing embedded twice, indexes agree with SQLite), then the embedder configurations for the back-fill are timed
+interleaved on the archive's real passages (cosine to today's single-passage vectors) with a per-operator
+profile. Recorded with ``replace_section("ingest-two-phase", …)``.
 """
 
 from __future__ import annotations
@@ -112,7 +119,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--copies", type=int, default=3, help="copies of the fixture tree (distinct sessions)")
     ap.add_argument("--append-results", action="store_true", help="write its section into benchmarks/RESULTS.md")
+    ap.add_argument("--two-phase", action="store_true", help="first-setup run: lexical first, back-fill, kill")
+    ap.add_argument("--kill-after", type=float, default=90.0, help="--two-phase: SIGKILL the ingest after this")
+    ap.add_argument("--max-seconds", type=float, default=600.0, help="--two-phase: stop watching after this")
+    ap.add_argument("--query", default="sqlite", help="--two-phase: the word searched for during the ingest")
     args = ap.parse_args()
+    if args.two_phase:
+        from ingest_two_phase import run_two_phase
+
+        sys.exit(run_two_phase(args, make_tree))
 
     work = Path(tempfile.mkdtemp(prefix="wwt-bench-ingest-"))
     os.environ["WWT_HOME"] = str(work / "home")

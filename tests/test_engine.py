@@ -403,6 +403,33 @@ def test_engine_killed_during_an_ingest_loses_nothing(tmp_path, runtime, model_d
     assert wwt("search", "--all", "mix phx.server", env=env).stdout.count(SPOTTER) >= 1
 
 
+def test_the_engine_back_fills_the_vectors_a_first_ingest_left_pending(tmp_path, runtime, model_dir):
+    """Issue 14: phase 1 leaves vectors pending (here: paused); once resumed, the resident engine embeds them
+    itself while its queue is empty, without a separate worker process."""
+    from wwt import ingest as ingest_mod
+    from wwt.store import Store
+
+    home = tmp_path / "data"
+    home.mkdir()
+    ingest_mod.set_paused(home, True)
+    _ingest(home, model_dir, CLAUDE / "spotter__short.jsonl", CLAUDE / "agentlogs__crud.jsonl")
+
+    def progress() -> tuple[int, int]:
+        with Store.open(home / "wwt.sqlite3") as store:
+            return store.vector_progress()
+
+    done, total = progress()
+    assert done == 0 < total
+    ingest_mod.set_paused(home, False)
+    env = engine_env(home, runtime, model_dir)
+    start_engine(env)
+    assert wait_for(lambda: progress() == (total, total), 300, 0.5), (home / "ingest.log").read_text()
+    assert "back-filled" in (home / "ingest.log").read_text()
+    assert not (home / "worker.spawn").exists()
+    proc = wwt("search", "--all", "mix phx.server", env=env)
+    assert SPOTTER in proc.stdout and proc.stderr == ""
+
+
 # --------------------------------------------------------------------------------------------- MCP
 
 

@@ -43,6 +43,12 @@ def fresh_copy(src: str, pattern: str, dest: Path) -> tuple[Path, str]:
     return path, first
 
 
+def fresh_ids(text: str) -> str:
+    """Every UUID in ``text`` replaced by a fresh one, consistently."""
+    mapping: dict[str, str] = {}
+    return UUID.sub(lambda m: mapping.setdefault(m.group(0), str(uuid.uuid4())), text)
+
+
 def wwt_env(home: Path, model_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("WWT_DEBUG", "CLAUDE_CONFIG_DIR", "CODEX_HOME")}
     env.update(WWT_HOME=str(home), WWT_MODEL_DIR=str(model_dir), HOME=str(home.parent), NO_COLOR="1",
@@ -215,6 +221,126 @@ def test_kill_9_at_20_random_points_then_the_next_run_converges_to_a_clean_inges
     assert crashed["keys"] == clean["keys"] and crashed["duplicates"] == 0
     assert crashed["messages"] == clean["messages"]
     assert len(crashed["messages"]) == len(GROWING)
+    assert indexes_agree(home)
+
+
+# A zygote archives the whole real fixture tree (phase 1, no model), then forks back-fill children and
+# SIGKILLs each after a seeded random delay within the time the remaining work should take. Each child logs the
+# hashes of every batch it sends to the model (before sending it: the kernel keeps the line through a SIGKILL).
+BACKFILL_HARNESS = textwrap.dedent(
+    """
+    import hashlib, json, os, random, signal, sys, time
+    from pathlib import Path
+
+    home, logs, seed, kills, sent_log = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    from wwt.embedder import load_embedder
+    from wwt.indexes import Indexes
+    from wwt.ingest import backfill_vectors, ingest
+    from wwt.store import Store
+
+    def no_model():
+        raise AssertionError("phase 1 loaded the model")
+
+    store = Store.open(home / "wwt.sqlite3")
+    indexes = Indexes.open(home / "index")
+    ingest([logs], store, indexes, no_model, backfill=False)
+    indexes.close(); store.close()
+    emb = load_embedder(threads=1)
+    t0 = time.monotonic()
+    emb.embed_passages(["warm up, a passage about sqlite and the ingest lock"] * 2)
+    per_text = (time.monotonic() - t0) / 2
+
+    class Logging:
+        info = emb.info
+        def embed_passages(self, texts):
+            line = json.dumps([os.getpid(), [hashlib.sha256(t.encode()).hexdigest()[:16] for t in texts]])
+            fd = os.open(sent_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            os.write(fd, (line + "\\n").encode()); os.close(fd)
+            return emb.embed_passages(texts)
+
+    def pending():
+        with Store.open(home / "wwt.sqlite3") as s:
+            done, total = s.vector_progress()
+        return total - done
+
+    rng = random.Random(seed)
+    children = []
+    while len([c for c in children if c[1] == "killed"]) < kills and pending():
+        estimate = max(1.0, pending() * per_text * 3)
+        delay = rng.uniform(0, estimate)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                store = Store.open(home / "wwt.sqlite3")
+                indexes = Indexes.open(home / "index")
+                backfill_vectors(store, indexes, Logging, lock_timeout=-1)
+                os._exit(0)
+            except BaseException:
+                import traceback
+                (home / "child-error.txt").write_text(traceback.format_exc())
+                os._exit(3)
+        deadline = time.monotonic() + delay
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.01)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            synced = (home / "index" / "synced.json").exists()
+            children.append([pid, "killed", synced])
+        else:
+            assert os.WEXITSTATUS(status) == 0, "a back-fill child failed: " + (home / "child-error.txt").read_text()
+            children.append([pid, "done", True])
+    left = pending()
+    store = Store.open(home / "wwt.sqlite3")
+    indexes = Indexes.open(home / "index")
+    final = backfill_vectors(store, indexes, Logging, lock_timeout=-1)
+    ok = indexes.verify_against(store)
+    distinct = store.conn.execute("SELECT COUNT(DISTINCT embed_hash) FROM chunks").fetchone()[0]
+    stored = store.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+    indexes.close(); store.close()
+    print(json.dumps({"children": children, "left": left, "final_embedded": final.embedded,
+                      "final_pending": final.pending, "verified": ok, "distinct": distinct, "stored": stored,
+                      "final_pid": os.getpid()}))
+    """
+)
+
+
+def test_kill_9_during_the_vector_backfill_resumes_without_embedding_anything_twice(
+    tmp_path: Path, model_dir: Path
+) -> None:
+    logs, home = tmp_path / "logs", tmp_path / "data"
+    for src in sorted(REAL.rglob("*.json*")):
+        dest = logs / src.relative_to(REAL)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(fresh_ids(src.read_text()))
+    home.mkdir()
+    sent = tmp_path / "sent.jsonl"
+    proc = subprocess.run([sys.executable, "-c", BACKFILL_HARNESS, str(home), str(logs), str(SEED), "8", str(sent)],
+                          capture_output=True, text=True, env=wwt_env(home, model_dir, WWT_THREADS="1"), timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    killed = [c for c in result["children"] if c[1] == "killed"]
+    assert len(killed) >= 3, result["children"]
+    assert result["verified"], "indexes disagree with SQLite after the resumed back-fill"
+    assert result["final_pending"] == 0 and result["stored"] == result["distinct"]
+    assert result["final_embedded"] <= result["left"]  # the resumed run only did what was still pending
+
+    # nothing embedded twice: a text sent again was in flight (the last batch) of a child that was killed
+    batches = [json.loads(line) for line in sent.read_text().splitlines()]
+    last_batch = {}
+    for pid, hashes in batches:
+        last_batch[pid] = set(hashes)
+    fate = {pid: how for pid, how, _ in result["children"]}
+    first_sender: dict[str, int] = {}
+    for pid, hashes in batches:
+        for h in hashes:
+            earlier = first_sender.setdefault(h, pid)
+            if earlier != pid:
+                assert fate.get(earlier) == "killed" and h in last_batch[earlier], (h, earlier, pid)
     assert indexes_agree(home)
 
 

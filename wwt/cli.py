@@ -145,16 +145,27 @@ def ingest(
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Per-file notes, unrecognised files' names."),
     as_json: bool = typer.Option(False, "--json", help="The summary as JSON (see docs/cli.md)."),
+    pause: bool = typer.Option(False, "--pause", help="Pause the background embedding (laptop on battery)."),
+    resume: bool = typer.Option(False, "--resume", help="Resume it, and ingest + embed here now."),
 ) -> None:
-    """Archive and index agent conversation logs (incremental: unchanged files are skipped)."""
+    """Archive and index agent conversation logs (incremental: unchanged files are skipped), then embed them;
+    search by words works as soon as the first chunks are indexed."""
     from wwt.present import render_ingest_summary, rich_progress
 
     for path in paths or []:
         if not check_length("path", str(path), limits.MAX_PATH_CHARS) or not path.exists():
             raise UsageError(f"no such file or folder: {echo(path)}")
     memory = _memory()
+    if pause or resume:
+        if pause and resume:
+            _fail("choose one of --pause and --resume", 2)
+        memory.pause_backfill(pause)
+        if pause:
+            console.print("vector back-fill paused; search by words still works — `wwt ingest --resume` resumes")
+            return
     with rich_progress(err_console) as progress:
-        summary = memory.ingest(list(paths) if paths else None, progress=progress)
+        summary = memory.ingest(list(paths) if paths else None, progress=progress, vector_progress=progress.vectors,
+                                backfill_seconds=None)  # the user waits for it, with a progress bar
     if as_json:
         import json
 

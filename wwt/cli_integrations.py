@@ -27,7 +27,7 @@ def _first_ingest(out) -> None:
 
     memory = Memory()
     with rich_progress(_console(stderr=True)) as progress:
-        summary = memory.ingest(None, progress=progress)
+        summary = memory.ingest(None, progress=progress, vector_progress=progress.vectors)
     render_ingest_summary(out, summary)
     memory.close()
 

@@ -30,7 +30,7 @@ cross-lingual) favours the vector leg, so the default leans less on lexical and 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 Ranked = Sequence[tuple[int, float]]
 
@@ -141,6 +141,19 @@ def original(
         for chunk_id in lex.keys() | vec.keys()
     }
     return sort_ranked({chunk_id: score for chunk_id, score in fused.items() if score >= floor})
+
+
+def stand_in_vector_scores(lexical: Ranked, vector: Ranked, unembedded: Collection[int]) -> list[tuple[int, float]]:
+    """Vector-leg scores for lexical hits that have no vector yet (a first ingest still back-filling): each
+    gets the vector score at the same relative place in the vector leg's range as its lexical score has in
+    the lexical leg's, so under min-max fusion it ranks by the lexical leg alone — as if fused only over the
+    leg it has — instead of losing for a missing leg counted as 0. Empty when the vector leg is (no chunk has
+    a vector: every chunk is on the same footing already)."""
+    if not vector or not unembedded:
+        return []
+    low, high = min(s for _, s in vector), max(s for _, s in vector)
+    lex = minmax(lexical)
+    return [(chunk_id, low + lex[chunk_id] * (high - low)) for chunk_id in lex if chunk_id in unembedded]
 
 
 _RULES: dict[str, Callable[..., list[tuple[int, float]]]] = {

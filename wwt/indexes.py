@@ -156,13 +156,18 @@ class Indexes:
             fh.write(json.dumps({"change_counter": counter}))
         os.replace(tmp, self.index_dir / SYNC_FILE)
 
+    def refresh_stamp(self) -> None:
+        """After the writer saved the vector index itself: no reload of what it already holds."""
+        self._vector_stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
+
     def needs_repair(self, store: Store) -> bool:
         return bool(self.broken) or self.synced_counter() != store.change_counter()
 
     def verify_against(self, store: Store) -> bool:
-        """True when both indexes hold exactly SQLite's chunk ids."""
-        ids = store.all_chunk_ids()
-        return set(self.lexical.all_ids()) == ids and set(self.vector.all_ids()) == ids
+        """True when the lexical index holds exactly SQLite's chunk ids and the vector index exactly those
+        with a stored vector (a chunk whose vector is still pending is consistent without one)."""
+        return (set(self.lexical.all_ids()) == store.all_chunk_ids()
+                and set(self.vector.all_ids()) == store.vector_chunk_ids())
 
     # ---- writes --------------------------------------------------------------------------------------
 
@@ -183,7 +188,8 @@ class Indexes:
         make_private(self.index_dir)
 
     def repair(self, store: Store) -> RepairReport:
-        """Make both indexes hold exactly SQLite's chunk ids (no embedding: vectors come from SQLite)."""
+        """Make the lexical index hold exactly SQLite's chunk ids and the vector index exactly those with a
+        stored vector (no embedding: vectors come from SQLite; pending ones are the back-fill's job)."""
         report = RepairReport(
             rebuilt=tuple(b for b in self.broken if b not in self.absent),
             created=tuple(b for b in self.broken if b in self.absent),
@@ -191,10 +197,11 @@ class Indexes:
         if self.broken:
             self._recreate_broken()
         truth = store.all_chunk_ids()
+        vec_truth = store.vector_chunk_ids()  # chunks whose vector is still pending are not missing
         lex_ids = set(self.lexical.all_ids())
         vec_ids = set(self.vector.all_ids())
         lex_missing, lex_extra = truth - lex_ids, lex_ids - truth
-        vec_missing, vec_extra = truth - vec_ids, vec_ids - truth
+        vec_missing, vec_extra = vec_truth - vec_ids, vec_ids - vec_truth
         if lex_extra:
             self.lexical.delete(sorted(lex_extra))
         if vec_extra:

@@ -1,14 +1,26 @@
 """Incremental ingest under a single-writer lock.
 
-Order of work, chosen so that ``kill -9`` at any point leaves a consistent store the next run completes:
+Two phases, so a big first history is searchable by words within a minute and by meaning as vectors arrive:
+
+Phase 1 (``ingest``, under the writer lock), ordered so that ``kill -9`` at any point leaves a consistent store
+the next run completes:
 
 1. per file, one SQLite transaction: merged messages + the file's new size/mtime/offset/hash + the touched
    sessions recorded in ``dirty_sessions``;
-2. per dirty session: chunk (pure), embed only texts whose hash is not cached (vectors committed as they are
-   computed), then one transaction replacing the session's chunks and clearing its dirty mark;
-3. flush to the indexes: both indexes updated and saved, the change counter bumped, the index sync marker
-   rewritten. The marker is removed before the first chunk change is committed to SQLite, so a crash anywhere
-   in between makes the next open compare ids with SQLite and repair (no re-embedding).
+2. per dirty session: chunk (pure), then one transaction replacing the session's chunks and clearing its dirty
+   mark. Nothing is embedded here: a chunk whose text has no stored vector is "vector pending", a durable state;
+3. flush to the indexes (the first after FIRST_FLUSH_S, then every FLUSH_EVERY_S and at the end): the lexical
+   index gets every chunk, the vector index the chunks whose vector is already stored (the same text seen
+   before), both saved, the change counter bumped, the index sync marker rewritten. The marker is removed before
+   the first chunk change is committed to SQLite, so a crash anywhere in between makes the next open compare
+   ids with SQLite and repair (no re-embedding).
+
+Phase 2 (``backfill_vectors``, in slices that each take the writer lock, so the hook's worker can slip a new
+turn in between; ``ingest`` runs it to the end unless asked not to, the background worker runs it whenever its
+queue is empty): pending texts newest first, embedded in small batches, each batch's vectors committed to
+SQLite (the sync marker removed first) and added to the in-memory vector index, which is saved with a counter
+bump every BACKFILL_SAVE_EVERY_S and at the end of a slice. A kill loses at most the batch being computed; the
+next open adds committed vectors missing from the index from SQLite. ``PAUSE_FILE`` in the data dir pauses it.
 
 Skipping: a file whose size and mtime are unchanged is not opened. Same size, new mtime → its hash decides.
 Appended JSONL is parsed from the consumed offset when the bytes before it are unchanged (head + the 4 KiB
@@ -27,18 +39,24 @@ from typing import Any
 
 from wwt.chunker import chunk_session
 from wwt.errors import WwtError
-from wwt.indexes import Indexes
+from wwt.indexes import Indexes, make_private
 from wwt.models import Session
 from wwt.store import Store, StoredChunk
 
 APPEND_ONLY_SUFFIXES = (".jsonl",)
 FINGERPRINT_BYTES = 4096
 EMBED_BATCH = 16  # texts per embedder call; vectors are committed after each call
-FLUSH_EVERY_S = 60.0  # long first ingests publish to the indexes this often, so search sees progress
+FIRST_FLUSH_S = 5.0  # a first ingest publishes its first chunks this soon: search by words works from then on
+FLUSH_EVERY_S = 15.0  # ... and then this often, so search sees progress (phase 1 embeds nothing: flushes are cheap)
+BACKFILL_FETCH = 512  # pending texts read from SQLite at a time (one index scan + sort each)
+BACKFILL_SLICE_S = 20.0  # ``ingest``'s back-fill holds the writer lock this long at a time
+BACKFILL_SAVE_EVERY_S = 30.0  # the vector index is saved (search sees new vectors) this often
+PAUSE_FILE = "backfill.paused"  # present in the data dir: the back-fill waits (``wwt ingest --pause``)
 LOCK_FILE = "ingest.lock"
 UNRECOGNISED_LISTED = 50  # names of unrecognised files kept in the summary (all are counted)
 
 Progress = Callable[[int, int, "str | None"], Any]
+StopCheck = Callable[[], bool]
 
 
 class IngestBusy(WwtError):
@@ -57,6 +75,7 @@ class IngestSummary:
     chunks_added: int = 0
     chunks_removed: int = 0
     chunks_embedded: int = 0  # texts sent to the model (cache misses)
+    vectors_pending: int = 0  # chunks still without a vector when the ingest returned (back-fill paused/deferred)
     bad_lines: int = 0
     seconds: float = 0.0
     index_repair: dict | None = None
@@ -157,15 +176,14 @@ def _locked(store: Store, timeout: float) -> Any:
 
 
 class _Run:
-    def __init__(self, store: Store, indexes: Indexes, embedder_factory: Callable[[], Any]) -> None:
+    def __init__(self, store: Store, indexes: Indexes) -> None:
         self.store = store
         self.indexes = indexes
-        self.embedder_factory = embedder_factory
-        self.embedder: Any = None
         self.summary = IngestSummary()
         self.added: set[int] = set()
         self.removed: set[int] = set()
         self.last_flush = time.monotonic()
+        self.flushed = False
         self.unsynced = False
 
     # ---- files -----------------------------------------------------------------------------------
@@ -259,14 +277,6 @@ class _Run:
             [r.to_message() for r in rows], session_id=session_id, root_session_id=root, seqs=[r.seq for r in rows]
         )
         existing = store.chunk_keys(session_id)
-        fresh = [c for c in chunks if c.chunk_key not in existing]
-        cached = store.cached_vectors(c.embed_hash for c in fresh)
-        todo: dict[str, str] = {}
-        for c in fresh:
-            if c.embed_hash not in cached:
-                todo.setdefault(c.embed_hash, c.embed_text)
-        if todo:
-            self.embed(list(todo.items()))
         stored = [
             StoredChunk(
                 chunk_key=c.chunk_key, session_id=c.session_id, root_session_id=c.root_session_id,
@@ -287,34 +297,6 @@ class _Run:
         self.added.difference_update(removed)
         self.removed.update(removed)
 
-    def embed(self, items: list[tuple[str, str]]) -> None:
-        import numpy as np
-
-        if self.embedder is None:
-            self.embedder = self.embedder_factory()
-            self._check_model()
-        for start in range(0, len(items), EMBED_BATCH):
-            part = items[start : start + EMBED_BATCH]
-            vectors = np.asarray(self.embedder.embed_passages([text for _, text in part]), dtype=np.float32)
-            dim = int(vectors.shape[1])
-            self.store.put_vectors((h, dim, vectors[i].tobytes()) for i, (h, _) in enumerate(part))
-            self.summary.chunks_embedded += len(part)
-
-    def _check_model(self) -> None:
-        """Cached vectors are only valid for the model that made them: record it, warn on a change."""
-        info = getattr(self.embedder, "info", None)
-        manifest = getattr(info, "manifest", None)
-        label = getattr(manifest, "label", None)
-        if not label:
-            return
-        known = self.store.get_meta("embed_model")
-        if known is None:
-            self.store.set_meta("embed_model", label)
-        elif known != label:
-            self.summary.note(
-                f"embedding model changed ({known} → {label}); run `wwt reset` and re-ingest to re-embed old chunks"
-            )
-
     # ---- indexes ---------------------------------------------------------------------------------
 
     def unsync(self) -> None:
@@ -323,8 +305,10 @@ class _Run:
             self.unsynced = True
 
     def flush(self, force: bool = True) -> None:
-        if not force and time.monotonic() - self.last_flush < FLUSH_EVERY_S:
+        wait = FLUSH_EVERY_S if self.flushed else FIRST_FLUSH_S
+        if not force and time.monotonic() - self.last_flush < wait:
             return
+        self.flushed = True
         self.last_flush = time.monotonic()
         if not self.added and not self.removed:
             return
@@ -356,15 +340,19 @@ def ingest(
     embedder_factory: Callable[[], Any],
     progress: Progress | None = None,
     lock_timeout: float = -1,
+    backfill: bool = True,
+    vector_progress: Progress | None = None,
 ) -> IngestSummary:
-    """Ingest ``paths`` (files/folders) or every platform's default log locations when ``None``."""
+    """Ingest ``paths`` (files/folders) or every platform's default log locations when ``None``: phase 1
+    (archive + lexical index) under the writer lock, then — with ``backfill`` — the vectors still pending, in
+    slices (``vector_progress(total chunks, chunks with a vector, None)`` after each batch)."""
     started = time.monotonic()
     lock = _locked(store, lock_timeout)
     try:
         # Another process may have committed since these indexes were loaded: saving a stale in-memory
         # vector graph over the newer file would silently drop its chunks.
         indexes.reload_if_changed()
-        run = _Run(store, indexes, embedder_factory)
+        run = _Run(store, indexes)
         repairs = [indexes.open_repair]  # what opening them mended is reported by the next ingest
         indexes.open_repair = None
         if indexes.needs_repair(store):
@@ -393,10 +381,188 @@ def ingest(
         run.summary.files_missing = _mark_missing(store, paths, {str(p.resolve()) for p, _ in files})
         run.flush()
         store.set_meta("last_ingest", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        run.summary.seconds = round(time.monotonic() - started, 3)
-        return run.summary
     finally:
         lock.release()
+    summary = run.summary
+    if backfill:
+        while True:
+            result = backfill_vectors(store, indexes, embedder_factory, max_seconds=BACKFILL_SLICE_S,
+                                      progress=vector_progress, lock_timeout=lock_timeout, notes=summary.notes)
+            summary.chunks_embedded += result.embedded
+            if result.stopped != "time":
+                break
+    with_vector, total = store.vector_progress()
+    summary.vectors_pending = total - with_vector
+    summary.seconds = round(time.monotonic() - started, 3)
+    return summary
+
+
+# ------------------------------------------------------------------------------------------ vector back-fill
+
+
+@dataclass
+class BackfillResult:
+    embedded: int = 0  # texts sent to the model
+    with_vector: int = 0  # chunks with a stored vector afterwards
+    total: int = 0  # all chunks
+    seconds: float = 0.0
+    stopped: str = "done"  # done | time (max_seconds reached) | stop (should_stop) | paused | busy (lock held)
+
+    @property
+    def pending(self) -> int:
+        return self.total - self.with_vector
+
+
+def is_paused(data_dir: Path) -> bool:
+    return (Path(data_dir) / PAUSE_FILE).exists()
+
+
+def set_paused(data_dir: Path, paused: bool) -> None:
+    """``wwt ingest --pause/--resume``: a flag file, so every process (CLI, worker, engine) sees it."""
+    flag = Path(data_dir) / PAUSE_FILE
+    if paused:
+        flag.touch(mode=0o600, exist_ok=True)
+    else:
+        flag.unlink(missing_ok=True)
+
+
+def backfill_vectors(
+    store: Store,
+    indexes: Indexes,
+    embedder_factory: Callable[[], Any],
+    max_seconds: float | None = None,
+    should_stop: StopCheck | None = None,
+    progress: Progress | None = None,
+    lock_timeout: float = 0,
+    notes: list[str] | None = None,
+) -> BackfillResult:
+    """Embed chunks whose vector is pending, newest first, until none is left, ``max_seconds`` pass,
+    ``should_stop()`` says so (checked between batches) or the pause flag appears. Takes the writer lock
+    (``lock_timeout`` seconds; 0 = give up at once with ``stopped="busy"``); loads the model only when there is
+    work. The one entry point for every caller: ``ingest``, the background worker, a resident engine."""
+    data_dir = store.path.parent
+    if is_paused(data_dir):
+        with_vector, total = store.vector_progress()
+        return BackfillResult(with_vector=with_vector, total=total, stopped="paused")
+    try:
+        lock = _locked(store, lock_timeout)
+    except IngestBusy:
+        with_vector, total = store.vector_progress()
+        return BackfillResult(with_vector=with_vector, total=total, stopped="busy")
+    try:
+        indexes.reload_if_changed()
+        if indexes.needs_repair(store):
+            indexes.repair(store)
+        return _Backfill(store, indexes, embedder_factory, progress, notes).run(max_seconds, should_stop)
+    finally:
+        lock.release()
+
+
+class _Backfill:
+    def __init__(self, store: Store, indexes: Indexes, embedder_factory: Callable[[], Any],
+                 progress: Progress | None, notes: list[str] | None) -> None:
+        self.store, self.indexes, self.factory, self.progress = store, indexes, embedder_factory, progress
+        self.notes = notes
+        self.embedder: Any = None
+        self.unsynced = False
+        self.last_save = time.monotonic()
+
+    def run(self, max_seconds: float | None, should_stop: StopCheck | None) -> BackfillResult:
+        store = self.store
+        started = time.monotonic()
+        deadline = None if max_seconds is None else started + max_seconds
+        result = BackfillResult()
+        result.with_vector, result.total = store.vector_progress()
+        embed_s = 0.0
+        max_zero = max_seconds is not None and max_seconds <= 0  # a zero budget: see the state, embed nothing
+
+        def halt() -> str | None:
+            # at least one batch per slice: loading the model on a busy machine must not use up a slice
+            if deadline is not None and time.monotonic() >= deadline and (result.embedded or max_zero):
+                return "time"
+            if should_stop is not None and should_stop():
+                return "stop"
+            if is_paused(store.path.parent):
+                return "paused"
+            return None
+
+        # On an exception nothing below runs: the sync marker stays removed and the next open adds the
+        # vectors already committed to SQLite to the index.
+        while result.stopped == "done":
+            items = store.pending_vectors(BACKFILL_FETCH)
+            if not items:
+                break
+            if self.embedder is None:
+                self.embedder = self.factory()
+                _check_model(store, self.embedder, self.notes)
+            for start in range(0, len(items), EMBED_BATCH):
+                reason = halt()
+                if reason:
+                    result.stopped = reason
+                    break
+                t0 = time.monotonic()
+                added = self.embed(items[start : start + EMBED_BATCH])
+                embed_s += time.monotonic() - t0
+                result.embedded += len(items[start : start + EMBED_BATCH])
+                result.with_vector += added
+                if self.progress is not None:
+                    self.progress(result.total, result.with_vector, None)
+                if time.monotonic() - self.last_save >= BACKFILL_SAVE_EVERY_S:
+                    self.save()
+        self.save()
+        if result.embedded >= EMBED_BATCH and embed_s > 0:
+            store.set_meta("backfill_rate", f"{result.embedded / embed_s:.3f}")  # for `wwt status`'s ETA
+        result.with_vector, result.total = store.vector_progress()
+        result.seconds = round(time.monotonic() - started, 3)
+        return result
+
+    def embed(self, part: list[tuple[str, str]]) -> int:
+        """One batch: vectors committed to SQLite, then added to the in-memory index. Returns chunks covered."""
+        import numpy as np
+
+        vectors = np.asarray(self.embedder.embed_passages([text for _, text in part]), dtype=np.float32)
+        dim = int(vectors.shape[1])
+        if not self.unsynced:
+            self.indexes.mark_unsynced()  # before SQLite changes: a kill from here on makes the next open repair
+            self.unsynced = True
+        self.store.put_vectors((h, dim, vectors[i].tobytes()) for i, (h, _) in enumerate(part))
+        owners = self.store.chunk_ids_for_hashes(h for h, _ in part)
+        ids: list[int] = []
+        rows: list[int] = []
+        for i, (h, _) in enumerate(part):
+            for chunk_id in owners.get(h, []):
+                ids.append(chunk_id)
+                rows.append(i)
+        if ids and dim == self.indexes.dim:
+            self.indexes.vector.add(ids, vectors[rows])
+        return len(ids)
+
+    def save(self) -> None:
+        self.last_save = time.monotonic()
+        if not self.unsynced:
+            return
+        self.indexes.vector.save()
+        self.indexes.refresh_stamp()
+        make_private(self.indexes.index_dir)  # hnswlib writes its files under the umask: vectors are private
+        counter = self.store.bump_change_counter()
+        self.indexes.mark_synced(counter)
+        self.unsynced = False
+
+
+def _check_model(store: Store, embedder: Any, notes: list[str] | None) -> None:
+    """Cached vectors are only valid for the model that made them: record it, warn on a change."""
+    info = getattr(embedder, "info", None)
+    manifest = getattr(info, "manifest", None)
+    label = getattr(manifest, "label", None)
+    if not label:
+        return
+    known = store.get_meta("embed_model")
+    if known is None:
+        store.set_meta("embed_model", label)
+    elif known != label and notes is not None and len(notes) < 200:
+        notes.append(
+            f"embedding model changed ({known} → {label}); run `wwt reset` and re-ingest to re-embed old chunks"
+        )
 
 
 def _mark_missing(store: Store, paths: list[Path] | None, seen: set[str]) -> int:

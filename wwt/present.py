@@ -211,6 +211,10 @@ def render_status(console: Console, info: dict[str, Any], model: dict[str, Any] 
             f"archive: {human_bytes(info.get('db_bytes'))}   indexes: {human_bytes(info.get('index_bytes'))}"
         )
         console.print(f"last ingest: {format_when(info.get('last_ingest'))}")
+        vectors = vectors_line(info.get("chunks_with_vector", 0), info.get("chunks", 0),
+                               info.get("backfill_rate") or 0.0, bool(info.get("backfill_paused")))
+        if vectors:
+            console.print(vectors)
         if info.get("queue_pending"):
             console.print(f"waiting to be ingested: {info['queue_pending']} file(s)")
         if info.get("queue_parked"):
@@ -262,6 +266,9 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
                 console.print(Text(f"  {terminal_safe(name)}", style="dim"), soft_wrap=True)  # one path a line
             if unrecognised > len(getattr(summary, "unrecognised", None) or []):
                 console.print(Text("  …", style="dim"))
+    vectors = pending_vectors_line(g("vectors_pending"))
+    if vectors:
+        console.print(f"[yellow]{vectors}[/]")
     repaired = repair_line(getattr(summary, "index_repair", None))
     if repaired:  # a crash or a damaged index file was mended from SQLite (no re-embedding)
         console.print(Text(repaired, style="dim"))
@@ -271,6 +278,36 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
             console.print(Text(f"  {terminal_safe(note)}", style="dim"))
     elif notes:
         console.print(f"[dim]{len(notes)} per-file note(s); -v shows them[/]")
+
+
+def vectors_line(with_vector: int, total: int, rate: float = 0.0, paused: bool = False) -> str | None:
+    """"vectors: 12 % — results improve as embedding finishes (ETA …)" while the back-fill is not done."""
+    if total <= 0 or with_vector >= total:
+        return None
+    pct = int(100 * with_vector / total)
+    line = f"vectors: {pct} % ({with_vector:,} of {total:,} chunks) — results improve as embedding finishes"
+    if paused:
+        return line + "; paused (`wwt ingest --resume`)"
+    if rate > 0:
+        line += f"; ~{human_duration((total - with_vector) / rate)} left at {rate:.1f}/s"
+    return line
+
+
+def pending_vectors_line(pending: int) -> str | None:
+    """After an ingest that left vectors pending (paused, or given paths with a backlog)."""
+    if pending <= 0:
+        return None
+    return (f"searchable by words now; {pending:,} chunk(s) still waiting for vectors — the background worker "
+            "embeds them (`wwt status` shows progress; `wwt ingest` again finishes them here)")
+
+
+def human_duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 class rich_progress:  # noqa: N801 - used as a context manager like rich's own helpers
@@ -288,7 +325,7 @@ class rich_progress:  # noqa: N801 - used as a context manager like rich's own h
         )
 
         self._progress = Progress(
-            TextColumn("[bold]ingest"),
+            TextColumn("[bold]{task.description:<7}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
@@ -299,6 +336,8 @@ class rich_progress:  # noqa: N801 - used as a context manager like rich's own h
             transient=True,
         )
         self._task: Any = None
+        self._vector_task: Any = None
+        self._vector_start: tuple[float, int] | None = None
 
     def __enter__(self) -> rich_progress:
         self._progress.__enter__()
@@ -312,6 +351,24 @@ class rich_progress:  # noqa: N801 - used as a context manager like rich's own h
         if self._task is None:
             self._task = self._progress.add_task("ingest", total=total, current=name)
         self._progress.update(self._task, total=total, completed=done, current=name)
+
+    def vectors(self, total: int, done: int, current: str | None = None) -> None:
+        """The back-fill's ``progress`` callback: chunks with a vector of all chunks, with the rate."""
+        import time
+
+        now = time.monotonic()
+        if self._vector_start is None:
+            self._vector_start = (now, done)
+            self._progress.console.print(
+                f"searchable by words now; embedding {total - done:,} chunk(s) for search by meaning "
+                "(`wwt ingest --pause` pauses it)"
+            )
+        t0, d0 = self._vector_start
+        rate = (done - d0) / (now - t0) if now > t0 else 0.0
+        label = f"{rate:.1f} chunks/s" if rate > 0 else ""
+        if self._vector_task is None:
+            self._vector_task = self._progress.add_task("vectors", total=total, completed=done, current=label)
+        self._progress.update(self._vector_task, total=total, completed=done, current=label)
 
 
 def _tail(path: str, width: int) -> str:

@@ -405,6 +405,16 @@ def term_hits(lexical: _Lexical, terms: Sequence[str], filters: Filters) -> dict
 # ---------------------------------------------------------------------------------------------- orchestration
 
 
+def _stand_ins(lexical_hits: list[tuple[int, float]], vector_hits: list[tuple[int, float]], vector: Any) -> list:
+    """While vectors are back-filled, lexical hits without one get a fair vector-leg score (wwt.fusion)."""
+    from wwt.fusion import stand_in_vector_scores
+
+    missing = getattr(vector, "missing", None)
+    if missing is None or not lexical_hits or not vector_hits:
+        return []
+    return stand_in_vector_scores(lexical_hits, vector_hits, set(missing([i for i, _ in lexical_hits])))
+
+
 class _Lexical(Protocol):
     def search(self, query: str, filters: Filters, limit: int) -> list[tuple[int, float]]: ...
 
@@ -463,10 +473,11 @@ def run_search(
     freqs = lexical.doc_freqs(query_tokens) if query_tokens and hasattr(lexical, "doc_freqs") else {}
     total = lexical.count() if freqs else 0
     chosen = method or DEFAULT_METHOD
+    fusable = vector_hits + _stand_ins(lexical_hits, vector_hits, vector)  # vectors still being back-filled
     if chosen == "adaptive":
-        fused = fuse(lexical_hits, vector_hits, method=chosen, idf_mass=idf_mass(freqs, total) if freqs else None)
+        fused = fuse(lexical_hits, fusable, method=chosen, idf_mass=idf_mass(freqs, total) if freqs else None)
     else:
-        fused = fuse(lexical_hits, vector_hits, method=chosen)
+        fused = fuse(lexical_hits, fusable, method=chosen)
     rows = store.chunks_by_ids([chunk_id for chunk_id, _ in fused])
     chunks = {row.id: row for row in rows}
     hits = group_by_session(

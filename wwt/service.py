@@ -55,6 +55,7 @@ class ResetPlan:
 
 
 STORE_SIDE_FILES = ("-wal", "-shm", "-journal")
+EXPLICIT_BACKFILL_S = 60.0  # an ingest of given paths embeds at most this long; the worker does the rest
 
 
 class Memory:
@@ -159,9 +160,20 @@ class Memory:
 
     # ------------------------------------------------------------------------------------------ API
 
-    def ingest(self, paths_: list[Path] | None = None, progress: Callable[..., Any] | None = None) -> Any:
-        """Parse, archive, chunk, embed and index ``paths_`` (files or folders), or every platform's default
-        log locations when ``None``. Returns ``wwt.ingest.IngestSummary``."""
+    def ingest(
+        self,
+        paths_: list[Path] | None = None,
+        progress: Callable[..., Any] | None = None,
+        vector_progress: Callable[..., Any] | None = None,
+        backfill: bool = True,
+        backfill_seconds: float | None = -1.0,
+    ) -> Any:
+        """Parse, archive, chunk and index ``paths_`` (files or folders), or every platform's default log
+        locations when ``None``; then (``backfill``) embed what is pending, newest first, in slices between
+        which searches in this process run, for ``backfill_seconds`` (None: to the end, as ``wwt ingest``
+        asks). By default to the end for a full ingest, for at most EXPLICIT_BACKFILL_S when ``paths_`` are given
+        (an MCP ``ingest_session``: one session's new turn is among the newest chunks; an older backlog is the
+        background worker's). Returns ``wwt.ingest.IngestSummary``."""
         from wwt import ingest as ingest_mod
 
         for path in paths_ or []:
@@ -176,9 +188,56 @@ class Memory:
                 indexes,
                 self._get_embedder,
                 progress=progress,
+                backfill=False,
             )
             self._seen_counter = store.change_counter()
-            return summary
+        if backfill:
+            import time
+
+            if backfill_seconds is not None and backfill_seconds < 0:  # the default: by what was asked for
+                backfill_seconds = EXPLICIT_BACKFILL_S if paths_ else None
+            until = None if backfill_seconds is None else time.monotonic() + backfill_seconds
+            while True:
+                left = ingest_mod.BACKFILL_SLICE_S if until is None else min(
+                    ingest_mod.BACKFILL_SLICE_S, until - time.monotonic())
+                result = self.backfill(max_seconds=max(0.0, left), progress=vector_progress,
+                                       lock_timeout=-1, notes=summary.notes)
+                summary.chunks_embedded += result.embedded
+                summary.vectors_pending = result.pending
+                if result.stopped != "time" or (until is not None and time.monotonic() >= until):
+                    break
+        else:
+            with self._lock:
+                with_vector, total = store.vector_progress()
+            summary.vectors_pending = total - with_vector
+        return summary
+
+    def backfill(
+        self,
+        max_seconds: float | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        progress: Callable[..., Any] | None = None,
+        lock_timeout: float = 0,
+        notes: list[str] | None = None,
+    ) -> Any:
+        """One slice of the vector back-fill (``wwt.ingest.backfill_vectors``); returns its ``BackfillResult``."""
+        from wwt import ingest as ingest_mod
+
+        with self._lock:
+            store, indexes = self._open_store(), self._refresh_indexes()
+            result = ingest_mod.backfill_vectors(
+                store, indexes, self._get_embedder, max_seconds=max_seconds, should_stop=should_stop,
+                progress=progress, lock_timeout=lock_timeout, notes=notes,
+            )
+            self._seen_counter = store.change_counter()
+            return result
+
+    def pause_backfill(self, paused: bool) -> None:
+        """``wwt ingest --pause/--resume`` (laptop on battery): every process's back-fill honours the flag."""
+        from wwt.ingest import set_paused
+
+        self.home.mkdir(parents=True, exist_ok=True)
+        set_paused(self.home, paused)
 
     def search(self, query: str, filters: Filters | None = None, limit: int = 10) -> list[SessionHit]:
         return self.search_outcome(query, filters, limit).hits
@@ -254,8 +313,13 @@ class Memory:
         info: dict[str, Any] = {"home": str(self.home), "has_data": self.has_data()}
         if not self.has_data():
             return info
+        from wwt.ingest import is_paused
+
         with self._lock:
-            info.update(self._open_store().stats())
+            store = self._open_store()
+            info.update(store.stats())
+            info["backfill_rate"] = float(store.get_meta("backfill_rate", "0") or 0)
+        info["backfill_paused"] = is_paused(self.home)
         info["index_bytes"] = _tree_bytes(self.index_dir)
         return info
 

@@ -25,7 +25,7 @@ from wwt.errors import StoreError, UsageError
 from wwt.models import FLAG_SUBAGENT, Filters, Message, Session
 
 APP_ID = "whatwasthat"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
 QUEUE_CLAIM_TIMEOUT_S = 600  # a claim older than this is considered abandoned (worker killed)
 QUEUE_MAX_ATTEMPTS = 3  # failed attempts before a queue row is parked (kept, shown, retried on request)
@@ -129,7 +129,14 @@ _V4 = """
 ALTER TABLE ingest_queue ADD COLUMN last_error TEXT;
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
+# v5: chunks find their vector by embed_hash. A chunk whose hash has no ``embeddings`` row is "lexical indexed,
+# vector pending" — a durable state the back-fill (wwt.ingest.backfill_vectors) works through after a kill (the
+# index covers the pending scan: the wide rows are not read).
+_V5 = """
+CREATE INDEX chunks_embed ON chunks(embed_hash, end_ts, start_ts);
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
 
 
 # --------------------------------------------------------------------------------------------- rows
@@ -646,6 +653,7 @@ class Store:
             "files": one("SELECT COUNT(*) FROM files"),
             "files_missing": one("SELECT COUNT(*) FROM files WHERE missing=1"),
             "embeddings": one("SELECT COUNT(*) FROM embeddings"),
+            "chunks_with_vector": self.vector_progress()[0],
             "queue_pending": one("SELECT COUNT(*) FROM ingest_queue WHERE error IS NULL"),
             "queue_parked": one("SELECT COUNT(*) FROM ingest_queue WHERE error IS NOT NULL"),
             "per_platform": per_platform,
@@ -983,6 +991,67 @@ class Store:
 
     def all_chunk_ids(self) -> set[int]:
         return {r[0] for r in self.conn.execute("SELECT id FROM chunks")}
+
+    def vector_chunk_ids(self) -> set[int]:
+        """Chunks whose vector is stored: what the vector index must hold (the rest are pending)."""
+        return {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT c.id FROM chunks c WHERE EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash=c.embed_hash)"
+            )
+        }
+
+    def has_pending_vectors(self) -> bool:
+        """Is any chunk still waiting for its vector (the back-fill has work)? Stops at the first one."""
+        row = self.conn.execute(
+            "SELECT 1 FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash=c.embed_hash)"
+            " LIMIT 1"
+        ).fetchone()
+        return row is not None
+
+    def pending_vectors(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` distinct (embed_hash, embed_text) with no stored vector, newest chunks first (the
+        sessions a user most likely searches for)."""
+        hashes = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT c.embed_hash, MAX(COALESCE(c.end_ts, c.start_ts, '')) AS t FROM chunks c"
+                " WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash=c.embed_hash)"
+                " GROUP BY c.embed_hash ORDER BY t DESC, c.embed_hash LIMIT ?",
+                (limit,),
+            )
+        ]
+        texts: dict[str, str] = {}
+        for start in range(0, len(hashes), 500):
+            part = hashes[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.conn.execute(
+                f"SELECT embed_hash, embed_text FROM chunks WHERE embed_hash IN ({marks})", part
+            ):
+                texts.setdefault(r[0], r[1])
+        return [(h, texts[h]) for h in hashes if h in texts]
+
+    def chunk_ids_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, list[int]]:
+        """Every chunk id per embed hash (several chunks may share one text, hence one vector)."""
+        hashes = list(dict.fromkeys(text_hashes))
+        out: dict[str, list[int]] = {}
+        for start in range(0, len(hashes), 500):
+            part = hashes[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.conn.execute(f"SELECT embed_hash, id FROM chunks WHERE embed_hash IN ({marks})", part):
+                out.setdefault(r[0], []).append(r[1])
+        return out
+
+    def has_vectors(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None
+
+    def vector_progress(self) -> tuple[int, int]:
+        """(chunks with a stored vector, all chunks)."""
+        total = self.chunk_count()
+        pending = self.conn.execute(
+            "SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash=c.embed_hash)"
+        ).fetchone()[0]
+        return total - pending, total
 
     def chunk_count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]

@@ -198,6 +198,10 @@ class VectorIndex:
     def all_ids(self) -> set[int]:
         return set(self._alive)
 
+    def missing(self, ids: Iterable[int]) -> list[int]:
+        """The given ids this index holds no vector for (chunks whose vector is still being back-filled)."""
+        return [i for i in ids if int(i) not in self._alive]
+
     def get_vectors(self, ids: Sequence[int]) -> np.ndarray:
         """Stored (unit-length) vectors for live ids, in the given order; unknown/deleted ids raise KeyError."""
         missing = [i for i in ids if int(i) not in self._alive]

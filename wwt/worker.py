@@ -6,7 +6,9 @@ many busy sessions are never quiet) before ingesting, ingests the queued files t
 takes the single-writer lock), and exits after ``WWT_WORKER_IDLE_S`` (default 20 s) without work. The model
 loads once per worker life. Failures stay in the queue and are retried (the store gives up after a few
 attempts and parks the row with its error for ``wwt status``/``wwt doctor``; ``wwt worker --retry-parked``
-queues parked rows again). One row's failure never stops the rest of its batch."""
+queues parked rows again). One row's failure never stops the rest of its batch. When the queue is empty it
+back-fills pending vectors (``wwt.ingest.backfill_vectors``, newest first, in slices a new hook item
+interrupts), niced, unless paused."""
 
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ from wwt.hook import TOUCH_FILE, WORKER_LOCK
 LOG_MAX_BYTES = 1_000_000
 LOG_BACKUPS = 3
 CLAIM_BATCH = 50
+BACKFILL_SLICE_S = 30.0  # a back-fill slice between looks at the queue
+WORKER_NICE = 10
+BACKFILL_RETRY_S = 60.0  # after a failed back-fill slice (e.g. the model cannot load): the queue still drains
+_BACKFILL_FAILED_UNTIL = [0.0]
 
 
 def _env_float(name: str, default: float) -> float:
@@ -140,7 +146,7 @@ def drain_once(memory, store, log: logging.Logger) -> int:
         return len(items)
     started = time.monotonic()
     try:
-        summary = memory.ingest([Path(p) for p in ready])
+        summary = memory.ingest([Path(p) for p in ready], backfill=False)  # vectors: backfill_once
     except Exception as exc:  # noqa: BLE001 - find the file to blame, one at a time
         if _not_the_rows_fault(exc):
             store.release_queue([i for p in ready for i in by_path[p]])
@@ -162,7 +168,7 @@ def drain_once(memory, store, log: logging.Logger) -> int:
 
 def _ingest_one(memory, store, log: logging.Logger, path: str, ids: list[int]) -> None:
     try:
-        summary = memory.ingest([Path(path)])
+        summary = memory.ingest([Path(path)], backfill=False)
     except Exception as exc:  # noqa: BLE001 - this file's own failure: the row carries it
         if _not_the_rows_fault(exc):
             store.release_queue(ids)
@@ -178,6 +184,36 @@ def _ingest_one(memory, store, log: logging.Logger, path: str, ids: list[int]) -
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= 300 else text[:299] + "…"
+
+
+def backfill_once(memory, store, log: logging.Logger) -> bool:
+    """One slice of the vector back-fill while the queue is empty (a new hook item stops it between batches).
+    True when there may be more to do right away."""
+    from wwt.errors import ModelUnavailable
+
+    if time.monotonic() < _BACKFILL_FAILED_UNTIL[0]:
+        return False
+    try:
+        result = memory.backfill(max_seconds=BACKFILL_SLICE_S, should_stop=lambda: store.queue_size() > 0)
+    except Exception as exc:  # noqa: BLE001 - the vectors stay pending; a later slice retries
+        if _not_the_rows_fault(exc) and not isinstance(exc, ModelUnavailable):
+            raise  # a damaged store or a full disk stops the worker with its one line
+        log.error("vector back-fill failed, retrying in %.0f s: %s: %s", BACKFILL_RETRY_S, type(exc).__name__,
+                  _one_line(exc))
+        _BACKFILL_FAILED_UNTIL[0] = time.monotonic() + BACKFILL_RETRY_S
+        return False
+    if result.embedded:
+        log.info("back-filled %d vector(s) in %.1fs; %d chunk(s) still pending", result.embedded, result.seconds,
+                 result.pending)
+    return result.stopped == "time" or (result.embedded > 0 and result.pending > 0)
+
+
+def lower_priority() -> None:
+    """Embedding is background work: the agent the user talks to comes first."""
+    try:
+        os.nice(WORKER_NICE)
+    except (AttributeError, OSError):
+        pass
 
 
 def _describe(summary: object) -> str:
@@ -201,6 +237,7 @@ def run(debounce_s: float | None = None, idle_exit_s: float | None = None, max_w
     idle_exit_s = _env_float("WWT_WORKER_IDLE_S", 20.0) if idle_exit_s is None else idle_exit_s
     data_dir = paths.data_dir()
     log = setup_logging()
+    lower_priority()
     from wwt.service import Memory
     from wwt.store import Store
 
@@ -227,6 +264,9 @@ def run(debounce_s: float | None = None, idle_exit_s: float | None = None, max_w
                         continue
                     waiting_since = None
                     if drain_once(memory, store, log):
+                        last_work = time.monotonic()
+                        continue
+                    if backfill_once(memory, store, log):
                         last_work = time.monotonic()
                         continue
                     if time.monotonic() - last_work >= idle_exit_s:

@@ -31,6 +31,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -383,15 +384,16 @@ class Engine:
 
     def ingest_loop(self) -> None:
         """The hook's queue, drained here: waits for a nudge (or polls), debounces like the worker, ingests
-        through a second ``Memory`` so searches keep going on the first one meanwhile."""
+        through a second ``Memory`` so searches keep going on the first one meanwhile. With the queue empty it
+        back-fills pending vectors (issue 14) in slices a new queue item interrupts, as the worker does."""
         from wwt import worker
-        from wwt.service import Memory
         from wwt.store import Store
 
         debounce_s = _float_env("WWT_WORKER_DEBOUNCE_S", 2.0)
         max_wait_s = _float_env("WWT_WORKER_MAX_WAIT_S", 10.0)
         store: Any = None
         lock_fd: int | None = None
+        vectors_checked_at: int | None = None  # change counter when no vector was found pending
         try:
             while not self.stopping.is_set():
                 self.nudged.wait(timeout=QUEUE_POLL_S)
@@ -401,14 +403,23 @@ class Engine:
                 try:
                     if store is None:
                         store = Store.open(self.memory.store_path)
-                    if store.queue_size() == 0:
-                        continue
+                    queued = store.queue_size()
+                    if queued == 0 and vectors_checked_at == store.change_counter():
+                        continue  # nothing queued, nothing to embed since the last look
                     if lock_fd is None:
                         lock_fd = _try_worker_lock(self.home)
                         if lock_fd is None:
                             continue  # a standalone worker holds it and does the work
                         if released := store.release_claims():
                             self.log.warning("re-queued %d item(s) a killed worker had claimed", released)
+                    if queued == 0:
+                        counter = store.change_counter()
+                        if not store.has_pending_vectors():
+                            vectors_checked_at = counter
+                            continue
+                        self._write(lambda writer, queue=store: worker.backfill_once(writer, queue, self.log)
+                                    and queue.queue_size() == 0)
+                        continue
                     waiting_since = time.monotonic()
                     while not self.stopping.is_set():
                         quiet = worker.seconds_since_last_hook(self.home)
@@ -416,23 +427,30 @@ class Engine:
                             time.sleep(min(debounce_s - quiet, debounce_s) + 0.05)
                             continue
                         break
-                    with self.lock:
-                        self.ingesting = True
-                    writer = Memory(self.home)
-                    try:
-                        while not self.stopping.is_set() and worker.drain_once(writer, store, self.log):
-                            pass
-                    finally:
-                        writer.close()
-                        with self.lock:
-                            self.ingesting = False
-                            self.last_active = time.monotonic()
+                    self._write(lambda writer, queue=store: worker.drain_once(writer, queue, self.log))
                 except Exception:  # noqa: BLE001 - rows stay queued; the next turn retries
                     self.log.exception("ingest turn failed")
                     time.sleep(QUEUE_POLL_S)
         finally:
             if store is not None:
                 store.close()
+
+    def _write(self, step: Callable[[Any], bool]) -> None:
+        """Run ``step`` on a writer ``Memory`` until it says there is nothing more to do right away; the engine
+        counts as busy (no idle exit) meanwhile."""
+        from wwt.service import Memory
+
+        with self.lock:
+            self.ingesting = True
+        writer = Memory(self.home)
+        try:
+            while not self.stopping.is_set() and step(writer):
+                pass
+        finally:
+            writer.close()
+            with self.lock:
+                self.ingesting = False
+                self.last_active = time.monotonic()
 
 
 def _try_worker_lock(home: Path) -> int | None:

@@ -1,0 +1,260 @@
+"""``benchmarks/ingest.py --two-phase``: a first setup of a big history through the real CLI (issue 14).
+
+Side by side in one run: ``wwt ingest`` (phase 1 archive + lexical index, phase 2 vector back-fill) while
+``wwt search`` runs again and again beside it; a SIGKILL of the ingest mid-way and a second ``wwt ingest`` that
+must resume; then the back-fill's embedder configurations timed interleaved on the archive's real passages."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from _shared import replace_section
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {**os.environ, "WWT_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "160"}
+
+
+def _progress(db: Path) -> tuple[int, int]:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            total = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            pending = conn.execute(
+                "SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM embeddings e WHERE e.text_hash=c.embed_hash)"
+            ).fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0, 0
+    return total - pending, total
+
+
+def watch(home: Path, logs: Path, query: str, kill_after: float, max_seconds: float) -> dict[str, Any]:
+    """Run the ingest (killed once, then run again) while searching beside it."""
+    db = home / "wwt.sqlite3"
+    cmd = [sys.executable, "-m", "wwt", "ingest", str(logs)]
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    searches: list[dict[str, Any]] = []
+    first_answer: float | None = None
+    killed_at: tuple[float, int, int] | None = None
+    runs = 1
+    while time.monotonic() - started < max_seconds:
+        if proc.poll() is not None:
+            if proc.returncode != 0 and killed_at is None:
+                raise SystemExit(f"wwt ingest failed: {proc.stderr.read()[-500:]}")
+            if killed_at is not None and runs == 1:
+                runs = 2  # the resumed run
+                proc = subprocess.Popen(cmd, env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+                continue
+            break
+        if killed_at is None and time.monotonic() - started >= kill_after:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            killed_at = (time.monotonic() - started, *_progress(db))
+            continue
+        if not db.exists():
+            time.sleep(0.5)
+            continue
+        t0 = time.monotonic()
+        out = subprocess.run([sys.executable, "-m", "wwt", "search", query, "--all", "--json"], env=_env(home),
+                             capture_output=True, text=True, timeout=300)
+        done, total = _progress(db)
+        hits = 0
+        if out.returncode == 0:
+            try:
+                hits = len(json.loads(out.stdout).get("results", json.loads(out.stdout)) or [])
+            except (ValueError, AttributeError, TypeError):
+                hits = 1 if out.stdout.strip() else 0
+        searches.append({"at": round(t0 - started, 1), "rc": out.returncode, "hits": hits,
+                         "seconds": round(time.monotonic() - t0, 2), "vectors": f"{done}/{total}",
+                         "error": out.stderr.strip()[-160:] if out.returncode not in (0, 1) else ""})
+        if first_answer is None and hits:
+            first_answer = time.monotonic() - t0 + (t0 - started)  # answered at the end of that search
+    finished = proc.poll() is not None
+    if not finished:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    return {"searches": searches, "first_answer_s": first_answer, "killed_at": killed_at, "finished": finished,
+            "seconds": time.monotonic() - started, "second_run_stdout": proc.stdout.read() if finished else ""}
+
+
+def consistency(home: Path) -> dict[str, Any]:
+    from wwt.indexes import Indexes
+    from wwt.store import Store
+
+    with Store.open(home / "wwt.sqlite3") as store:
+        indexes = Indexes.open(home / "index")
+        try:
+            agree = indexes.verify_against(store) and not indexes.broken
+        finally:
+            indexes.close()
+        distinct = store.conn.execute("SELECT COUNT(DISTINCT embed_hash) FROM chunks").fetchone()[0]
+        stored = store.conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        done, total = store.vector_progress()
+    return {"agree": agree, "distinct_texts": distinct, "vectors_stored": stored, "with_vector": done,
+            "chunks": total}
+
+
+def embedder_configs(home: Path, rounds: int = 3, sample: int = 12) -> tuple[list[str], str]:
+    """Passages/s of the back-fill's embedder configurations, interleaved on real passages, with the cosine to
+    today's vectors (one passage per call, WWT_THREADS/min(4, cores) threads)."""
+    import numpy as np
+
+    from wwt.embedder import Embedder, default_threads, load_embedder
+
+    with sqlite3.connect(home / "wwt.sqlite3") as conn:
+        texts = [r[0] for r in conn.execute("SELECT DISTINCT embed_text FROM chunks ORDER BY id DESC LIMIT ?",
+                                            (sample * 4,))]
+    today = load_embedder()
+    texts = [t for t in texts if len(today.token_windows(t, today.passage_prefix)[0]) >= 64][:sample]
+    tokens = [sum(len(w) for w in today.token_windows(t, today.passage_prefix)) for t in texts]
+    ref = today.embed_passages(texts)
+    singles = [Embedder(today.info, 1) for _ in range(2)]
+
+    def parallel_singles() -> Any:
+        out: list[Any] = [None] * len(texts)
+
+        def run(e: Any, idx: list[int]) -> None:
+            for i in idx:
+                out[i] = e.embed_passages([texts[i]])[0]
+
+        threads = [threading.Thread(target=run, args=(e, list(range(k, len(texts), 2)))) for k, e in enumerate(singles)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return np.stack(out)
+
+    configs = {
+        f"today: 1 session × {default_threads()} threads, one passage a call": lambda: today.embed_passages(texts),
+        "2 sessions × 1 thread, one passage a call each, in parallel": parallel_singles,
+        "1 session × 1 thread, one passage a call": lambda: singles[0].embed_passages(texts),
+        "length-sorted batches of ≤ 8 (≤ 4096 tokens)": lambda: today.embed_passages(texts, batch_size=8),
+    }
+    rates: dict[str, list[float]] = {k: [] for k in configs}
+    cosines: dict[str, float] = {}
+    for r in range(rounds):
+        order = list(configs) if r % 2 == 0 else list(reversed(configs))
+        for name in order:
+            t0 = time.perf_counter()
+            vectors = configs[name]()
+            rates[name].append(len(texts) / (time.perf_counter() - t0))
+            cosines[name] = float(min((vectors * ref).sum(axis=1)))
+    base = statistics.median(rates[next(iter(configs))])
+    rows = [
+        f"| {name} | {statistics.median(v):.2f} | {statistics.median(v) / base:.2f}× | {cosines[name]:.5f} |"
+        for name, v in rates.items()
+    ]
+    head = (f"{len(texts)} real passages of the archive (mean {statistics.mean(tokens):.0f} tokens), {rounds} "
+            "rounds interleaved (order reversed every other round), median passages/s:")
+    return [head, "", "| configuration | passages/s | vs today | min cosine to today |", "|---|---|---|---|",
+            *rows], _op_profile(today, texts[:8])
+
+
+def _op_profile(today: Any, texts: list[str]) -> str:
+    """Where one passage's time goes by operator type (onnxruntime's profiler, 1 thread)."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from wwt.embedder import DISABLED_FUSIONS, session_options
+
+    work = Path(tempfile.mkdtemp(prefix="wwt-prof-"))
+    opts = session_options(1)
+    opts.enable_profiling = True
+    opts.profile_file_prefix = str(work / "p")
+    s = ort.InferenceSession(str(today.info.model_path), sess_options=opts, providers=["CPUExecutionProvider"],
+                             disabled_optimizers=list(DISABLED_FUSIONS))
+    names = {i.name for i in s.get_inputs()}
+    for t in texts:
+        ids = np.array([today.token_windows(t, today.passage_prefix)[0]], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        s.run(None, {k: v for k, v in feed.items() if k in names})
+    trace = Path(s.end_profiling())
+    total: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    for e in json.loads(trace.read_text()):
+        if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time"):
+            op = e["args"]["op_name"]
+            total[op] = total.get(op, 0.0) + e["dur"]
+            calls[op] = calls.get(op, 0) + 1
+    shutil.rmtree(work, ignore_errors=True)
+    whole = sum(total.values()) or 1.0
+    rows = [f"| {op} | {calls[op] / len(texts):.0f} | {us / len(texts) / 1e3:.1f} | {us / whole:.0%} |"
+            for op, us in sorted(total.items(), key=lambda kv: -kv[1]) if us / whole >= 0.01]
+    return ("| operator | calls/passage | ms/passage | share |\n|---|---|---|---|\n" + "\n".join(rows)
+            + f"\n\n(kernel time {whole / len(texts) / 1e3:.0f} ms/passage, 1 thread, {len(texts)} passages)")
+
+
+def run_two_phase(args: Any, make_tree: Any) -> int:
+    os.environ.setdefault("WWT_MODEL_DIR", "/root/.cache/wwt-e5model/model")
+    work = Path(tempfile.mkdtemp(prefix="wwt-bench-2phase-"))
+    home, logs = work / "home", work / "logs"
+    try:
+        size = make_tree(logs, args.copies)
+        seen = watch(home, logs, args.query, args.kill_after, args.max_seconds)
+        facts = consistency(home)
+        table, profile = embedder_configs(home)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    searches = seen["searches"]
+    failed = [s for s in searches if s["rc"] not in (0,)]
+    killed = seen["killed_at"]
+    lines = [
+        f"## First setup: two-phase ingest (issue 14, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
+        "",
+        f"Command: `benchmarks/ingest.py --two-phase --copies {args.copies} --kill-after {args.kill_after:g} "
+        f"--max-seconds {args.max_seconds:g}` ({os.cpu_count()} shared cores, load average "
+        f"{os.getloadavg()[0]:.1f} at the end, Python {platform.python_version()}). Logs: the real fixtures × "
+        f"{args.copies}, fresh ids ({size / 1e6:.1f} MB, {facts['chunks']} chunks, {facts['distinct_texts']} "
+        "distinct texts to embed).",
+        "",
+        f"- first lexical answer (`wwt search {args.query} --all` with hits, a cold process each time) "
+        f"{seen['first_answer_s']:.1f} s after `wwt ingest` started" if seen["first_answer_s"] is not None
+        else "- no search answered within the run",
+        f"- searches during the run: {len(searches)}, failed: {len(failed)}"
+        + (f" (first failure: {failed[0]})" if failed else ""),
+        f"- SIGKILL at {killed[0]:.0f} s with {killed[1]}/{killed[2]} chunks embedded; the second `wwt ingest` "
+        f"{'finished' if seen['finished'] else 'was still running'} at {seen['seconds']:.0f} s"
+        if killed else "- the ingest finished before the kill",
+        f"- afterwards: indexes agree with SQLite: {facts['agree']}; vectors stored {facts['vectors_stored']} for "
+        f"{facts['distinct_texts']} distinct texts (a text embedded twice would show as a duplicate row — the "
+        f"table is keyed by text hash, so the check is the count); chunks with a vector "
+        f"{facts['with_vector']}/{facts['chunks']}",
+        "",
+        "Searches (time since start, exit code, hits, seconds, chunks with a vector):",
+        "",
+        "| at (s) | rc | hits | seconds | vectors |",
+        "|---|---|---|---|---|",
+        *[f"| {s['at']} | {s['rc']} | {s['hits']} | {s['seconds']} | {s['vectors']} |" for s in searches[:40]],
+        "",
+        "### Back-fill embedder configurations",
+        "",
+        *table,
+        "",
+        "Per-operator time of today's configuration:",
+        "",
+        profile,
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.append_results:
+        replace_section("ingest-two-phase", text)
+    return 0 if (not failed and facts["agree"]) else 1
