@@ -1,10 +1,10 @@
 """The resident engine (issue 12), side by side in one run: ``wwt search`` as a new process against a warm
 engine vs ``WWT_ENGINE=off`` (this branch, in-process) vs today's one-shot search (``--baseline-python``: the
-interpreter of a checkout without the engine, e.g. /work/main/.venv/bin/python); the first search with no
+interpreter of a checkout without the engine, e.g. an older release's venv); the first search with no
 engine running; four real MCP stdio sessions plus one CLI search (RSS of every wwt process); idle exit; search
 latency while the engine ingests appended turns. Results go to RESULTS.md (``replace_section("engine", ...)``).
 
-    python benchmarks/engine.py [--home PATH] [--runs 12] [--baseline-python /work/main/.venv/bin/python]
+    python benchmarks/engine.py [--home PATH] [--runs 12] [--baseline-python <python of a checkout without the engine>]
 
 The store is the one at ``--home`` (e.g. a scale store), else one built from the real fixture logs in
 ``benchmarks/.work/engine/``. The machine is shared: the load average is recorded with the numbers.
@@ -211,7 +211,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--runs", type=int, default=12)
-    parser.add_argument("--baseline-python", default="/work/main/.venv/bin/python")
+    parser.add_argument("--baseline-python", default="")
     parser.add_argument("--no-results", action="store_true")
     args = parser.parse_args()
 
@@ -219,7 +219,7 @@ def main() -> None:
     runtime = Path(tempfile.mkdtemp(prefix="wwt-bench-"))
     env = base_env(home, runtime, WWT_ENGINE_IDLE_S="600")
     build_store(home, env)
-    baseline = args.baseline_python if Path(args.baseline_python).exists() else None
+    baseline = args.baseline_python if args.baseline_python and Path(args.baseline_python).exists() else None
     baseline_env = dict(env, WWT_HOME=str(WORK / "home-baseline"))
     if baseline:
         build_store(WORK / "home-baseline", env, baseline)

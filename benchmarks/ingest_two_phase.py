@@ -203,7 +203,9 @@ def _op_profile(today: Any, texts: list[str]) -> str:
 
 
 def run_two_phase(args: Any, make_tree: Any) -> int:
-    os.environ.setdefault("WWT_MODEL_DIR", "/root/.cache/wwt-e5model/model")
+    if not os.environ.get("WWT_MODEL_DIR"):
+        print("set WWT_MODEL_DIR to the model folder (e.g. the offline build's)", file=sys.stderr)
+        return 2
     work = Path(tempfile.mkdtemp(prefix="wwt-bench-2phase-"))
     home, logs = work / "home", work / "logs"
     try:

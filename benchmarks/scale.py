@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -253,7 +254,13 @@ def profile_cold(home: Path, query: str) -> dict:
 
     buf = StringIO()
     pstats.Stats(str(prof_out), stream=buf).sort_stats("cumulative").print_stats(25)
-    return {"imports": [(round(s, 3), n) for s, n in top_level[:12]], "cprofile": buf.getvalue()}
+    text = buf.getvalue().replace(str(ROOT) + "/", "").replace(str(WORK) + "/", ".work/")
+    return {"imports": [(round(s, 3), n) for s, n in top_level[:12]], "cprofile": _site_relative(text)}
+
+
+def _site_relative(text: str) -> str:
+    """Profile lines name files relative to the checkout or site-packages, not one machine's paths."""
+    return re.sub(r"/\S*/site-packages/", "site-packages/", text)
 
 
 # ------------------------------------------------------------------------------------------ original tool

@@ -211,16 +211,16 @@ def test_search_while_vectors_are_partial_does_not_bury_the_unembedded_best_matc
     assert outcome.hits[0].session_id == sessions[a]
 
 
-def test_a_search_before_any_vector_exists_does_not_start_loading_the_model(archive) -> None:
-    import threading
-
-    from wwt.service import LOADER_THREAD, Memory
+def test_a_search_before_any_vector_exists_does_not_load_the_model(archive) -> None:
+    """Phase 1 only: the vector leg has nothing to rank, so a search must not pay for (or wait on) the model."""
+    from wwt.service import Memory
 
     store, _, _, _ = archive
     memory = Memory(store.path.parent)
     try:
         assert memory.search("zqxjv-nowhere", limit=3) == []
-        assert LOADER_THREAD not in {t.name for t in threading.enumerate()}
+        assert memory.search("sqlite", limit=3)
+        assert memory._embedder is None
     finally:
         memory.close()
 
