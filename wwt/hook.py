@@ -37,13 +37,17 @@ class HookInputError(ValueError):
     """The agent's payload gives no transcript we can queue."""
 
 
+# Agents whose hooks call ``wwt hook <platform>`` (the others are read from their log folders on ingest).
+HOOK_PLATFORMS = ("claude-code", "gemini-cli", "codex-cli")
+
+
 def normalise_platform(name: str) -> str:
     """The platform a hook is registered for, by name or alias (the same ones ``--source`` takes)."""
     from wwt.models import platform_of
 
     platform = platform_of(name[:64])
-    if platform is None:
-        raise HookInputError(f"unknown platform {name[:64]!r} (use claude-code, gemini-cli or codex-cli)")
+    if platform not in HOOK_PLATFORMS:
+        raise HookInputError(f"unknown platform {name[:64]!r} (use {', '.join(HOOK_PLATFORMS)})")
     return platform
 
 
