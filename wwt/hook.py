@@ -263,24 +263,13 @@ def log_line(message: str) -> None:
 
 
 def worker_running(data_dir: Path) -> bool:
-    """The worker holds an exclusive flock on worker.lock for its whole life."""
+    """The worker (or the engine's ingest thread) holds an exclusive flock on worker.lock for its whole life."""
+    from wwt.engine.ipc import lock_held
+
     try:
-        import fcntl
+        return lock_held(data_dir / WORKER_LOCK)
     except ImportError:  # pragma: no cover - not POSIX: let the worker's own lock sort it out
         return False
-    try:
-        fd = os.open(data_dir / WORKER_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-    return worker_starting(data_dir)
 
 
 def worker_starting(data_dir: Path, now: float | None = None) -> bool:

@@ -41,14 +41,19 @@ def _env_float(name: str, default: float) -> float:
 
 
 def setup_logging() -> logging.Logger:
-    log = logging.getLogger("wwt.worker")
+    return file_logger("wwt.worker", paths.log_path(), "worker")
+
+
+def file_logger(name: str, path: Path, tag: str) -> logging.Logger:
+    """The data dir's rotating ``ingest.log`` (0600), shared by the worker and the engine; ``tag`` names the
+    writer on every line."""
+    log = logging.getLogger(name)
     if not log.handlers:
-        path = paths.log_path()
         if not path.exists():
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
         handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
                                                        encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s worker[%(process)d] %(levelname)s %(message)s",
+        handler.setFormatter(logging.Formatter(f"%(asctime)s {tag}[%(process)d] %(levelname)s %(message)s",
                                                "%Y-%m-%d %H:%M:%S"))
         log.addHandler(handler)
         log.setLevel(logging.INFO)

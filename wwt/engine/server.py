@@ -66,21 +66,9 @@ def rss_bytes(pid: int | str = "self") -> int:
 
 
 def setup_logging(home: Path) -> logging.Logger:
-    log = logging.getLogger("wwt.engine")
-    if not log.handlers:
-        from wwt.worker import LOG_BACKUPS, LOG_MAX_BYTES
+    from wwt.worker import file_logger
 
-        path = home / "ingest.log"
-        if not path.exists():
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
-                                                       encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s engine[%(process)d] %(levelname)s %(message)s",
-                                               "%Y-%m-%d %H:%M:%S"))
-        log.addHandler(handler)
-        log.setLevel(logging.INFO)
-        log.propagate = False
-    return log
+    return file_logger("wwt.engine", home / "ingest.log", "engine")
 
 
 def take_lock(path: Path, wait_s: float) -> int | None:
