@@ -4,6 +4,7 @@ real agent logs (copied with fresh ids); the only thing small is the amount of d
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -394,12 +395,16 @@ def test_deleted_or_corrupted_index_files_are_rebuilt_from_sqlite_without_embedd
         "whole index folder deleted": lambda: shutil.rmtree(home / "index"),
     }
     for name, damage in damages.items():
+        # the previous Memory's index files must be unmapped before they are damaged: truncating a file a live
+        # mmap still covers is a SIGBUS at the next touch (that is the test's doing, not a damaged-disk case)
+        gc.collect()
         damage()
         memory = Memory(home)
         try:
             hits = memory.search(query, limit=3)
         finally:
             memory.close()
+            del memory
         assert hits and hits[0].session_id == intact, name
         assert indexes_agree(home), name
         after = db_facts(home / "wwt.sqlite3")
