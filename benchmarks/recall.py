@@ -92,6 +92,39 @@ def fmt(values: list[float]) -> str:
     return f"{mean:.2f} [{low:.2f}–{high:.2f}]"
 
 
+def background_logs(out: Path, count: int) -> Path:
+    """``count`` distractor passages as Claude Code sessions (five per session): KorQuAD paragraphs and
+    paragraphs of the Python standard library's docstrings, half each, so the weak flag can be checked against
+    an archive that is not tiny (its thresholds must not depend on a 59-chunk archive)."""
+    import ast
+    import sysconfig
+    from datetime import datetime, timezone
+
+    from recall_dev_corpus import _claude
+
+    korquad = Path(os.environ.get("WWT_SHARED", ROOT.parent / "shared")) / "data" / "korquad" / "KorQuAD_v1.0_dev.json"
+    ko = [p["context"] for a in json.loads(korquad.read_text(encoding="utf-8"))["data"] for p in a["paragraphs"]]
+    en: list[str] = []
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)):
+                doc = ast.get_docstring(node)
+                if doc and len(doc) > 300:
+                    en.append(doc)
+    passages = [p for pair in zip(ko[: count // 2], en[: count - count // 2], strict=False) for p in pair]
+    folder = out / "claude-code"
+    folder.mkdir(parents=True, exist_ok=True)
+    when = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    for i in range(0, len(passages), 5):
+        turns = [("u" if j % 2 == 0 else "a", text) for j, text in enumerate(passages[i : i + 5])]
+        (folder / f"background-{i:05d}.jsonl").write_text(_claude(f"bg-{i}", "background", when, turns), encoding="utf-8")
+    return out
+
+
 def ingest(work: Path, sources: list[Path]) -> Memory:
     logs = work / "logs"
     for i, source in enumerate(sources):
@@ -136,7 +169,7 @@ def run_set(memory: Memory, queries: list[dict]) -> list[dict]:
                 "q": item["q"], "kind": item["kind"], "split": item.get("split", "all"),
                 "now": rank(now), "before": rank(old), "weak": outcome.weak, "seconds": round(seconds, 4),
                 "vector_top": outcome.vector_top, "vector_background": outcome.vector_background,
-                "lexical_hits": outcome.lexical_hits,
+                "lexical_hits": outcome.lexical_hits, "signals": outcome.signals,
             }
         )
     return rows
@@ -173,18 +206,22 @@ def main() -> None:
     ap.add_argument("--fixtures", type=Path, default=REAL_FIXTURES)
     ap.add_argument("--no-write", action="store_true", help="print only; do not write RESULTS.md")
     ap.add_argument("--dump", type=Path, help="write per-question rows (JSON) here")
+    ap.add_argument("--background", type=int, default=0,
+                    help="dev set only, plus this many distractor passages (KorQuAD + stdlib docstrings); no write")
     args = ap.parse_args()
 
     keyword = json.loads((HERE / "data" / "recall_queries.json").read_text(encoding="utf-8"))["queries"]
     dev = with_split(json.loads((HERE / "data" / "recall_dev.json").read_text(encoding="utf-8"))["queries"])
     results: dict[str, list[dict]] = {}
     sizes: dict[str, tuple[int, int]] = {}
-    for name, sources, queries in (
-        ("keyword", [args.fixtures], keyword),
-        ("dev", [args.fixtures, DEV_LOGS], dev),
-    ):
+    sets = [("keyword", [args.fixtures], keyword), ("dev", [args.fixtures, DEV_LOGS], dev)]
+    if args.background:
+        sets, args.no_write = sets[1:], True
+    for name, sources, queries in sets:
         work = Path(tempfile.mkdtemp(prefix=f"wwt-recall-{name}-"))
         try:
+            if args.background:
+                sources = [*sources, background_logs(work / "background", args.background)]
             memory = ingest(work, sources)
             stats = memory.status()
             sizes[name] = (stats.get("sessions", 0), stats.get("chunks", 0))
@@ -194,6 +231,9 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     if args.dump:
         args.dump.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
+    if args.background:
+        print(f"dev set with {args.background} background passages: {sizes['dev'][1]} chunks")
+        return
 
     dev_rows = results["dev"]
     positives = [r for r in dev_rows if r["kind"] != "negative"]

@@ -51,3 +51,12 @@ def test_an_english_question_finds_the_korean_session(memory: Memory) -> None:
 def test_a_question_about_something_never_discussed_is_flagged(memory: Memory) -> None:
     assert memory.search_outcome("the time we migrated from MySQL to CockroachDB", Filters(), 10).weak
     assert not memory.search_outcome("the thing with the random sign-outs", Filters(), 10).weak
+
+
+def test_the_outcome_reports_what_the_nothing_relevant_flag_was_decided_from(memory: Memory) -> None:
+    # words of the real Phoenix fixture session vs a product the archive never mentions
+    seen = memory.search_outcome("mix phx.server doesnt seem to start", Filters(), 10).signals
+    unseen = memory.search_outcome("Zorblatt quantum ledger reconciliation", Filters(), 10).signals
+    assert seen["unseen"] < 0.5 and seen["coverage"] > unseen["coverage"]
+    assert unseen["unseen"] > 0.5 and unseen["names"] >= 1
+    assert 0.0 < unseen["vector_top"] <= 1.0 and unseen["chunks"] > 0

@@ -115,6 +115,7 @@ class SearchOutcome:
     lexical_hits: int = 0
     vector_top: float | None = None
     vector_background: float | None = None
+    signals: dict[str, float] = field(default_factory=dict)  # what the flag was decided from (benchmarks read it)
 
 
 # ---------------------------------------------------------------------------------------------- pure rules
@@ -440,7 +441,7 @@ def run_search(
     method: str | None = None,
 ) -> SearchOutcome:
     """Both legs over the same filters, fused, grouped. ``store`` is a ``wwt.store.Store``."""
-    from wwt.fusion import DEFAULT_METHOD, fuse, idf_mass
+    from wwt.fusion import DEFAULT_METHOD, fuse, idf_mass, lexical_coverage
     from wwt.glossary import EXPANSION_WEIGHT, translations
 
     query = query.strip()
@@ -488,12 +489,23 @@ def run_search(
         exclude_session_id=filters.exclude_session_id,
     )
     tokens = list(query_tokens) if query_tokens else query_terms(query)
-    unmatched = lexically_unmatched(term_hits(lexical, tokens, filters)) if lexical_hits else True
+    found = term_hits(lexical, tokens, filters) if lexical_hits else {}
+    unmatched = lexically_unmatched(found) if lexical_hits else True
     weak, top, background = is_weak(unmatched, [s for _, s in vector_hits])
+    signals = {
+        "vector_top": top if top is not None else 0.0,
+        "vector_gap": (top - background) if top is not None and background is not None else 0.0,
+        "coverage": lexical_coverage(lexical_hits, idf_mass(freqs, total)) if freqs else 0.0,
+        "unseen": unseen_share(freqs, total) if freqs else 0.0,
+        "names": float(unseen_names(freqs)),
+        "agree": float(legs_agree(lexical_hits, vector_hits, chunks)),
+        "missing": (sum(1 for n in found.values() if n == 0) / len(found)) if found else 1.0,
+        "fused_top": fused[0][1] if fused else 0.0,
+        "chunks": float(vector.count()),
+    }
     if not weak and freqs and len(vector_hits) >= WEAK_MIN_CANDIDATES:
-        weak = never_discussed(
-            unseen_share(freqs, total), unseen_names(freqs), legs_agree(lexical_hits, vector_hits, chunks)
-        )
+        weak = never_discussed(signals["unseen"], unseen_names(freqs), bool(signals["agree"]))
     return SearchOutcome(
-        hits=hits, weak=weak, lexical_hits=len(lexical_hits), vector_top=top, vector_background=background
+        hits=hits, weak=weak, lexical_hits=len(lexical_hits), vector_top=top, vector_background=background,
+        signals=signals,
     )
