@@ -93,7 +93,7 @@ def fmt(values: list[float]) -> str:
 
 
 def background_logs(out: Path, count: int) -> Path:
-    """``count`` distractor passages as Claude Code sessions (five per session): KorQuAD paragraphs and
+    """``count`` distractor passages as Claude Code sessions (one each): KorQuAD paragraphs and
     paragraphs of the Python standard library's docstrings, half each, so the weak flag can be checked against
     an archive that is not tiny (its thresholds must not depend on a 59-chunk archive)."""
     import ast
@@ -119,8 +119,8 @@ def background_logs(out: Path, count: int) -> Path:
     folder = out / "claude-code"
     folder.mkdir(parents=True, exist_ok=True)
     when = datetime(2025, 1, 1, tzinfo=timezone.utc)
-    for i in range(0, len(passages), 5):
-        turns = [("u" if j % 2 == 0 else "a", text) for j, text in enumerate(passages[i : i + 5])]
+    for i, text in enumerate(passages):
+        turns = [("u", text)]
         (folder / f"background-{i:05d}.jsonl").write_text(_claude(f"bg-{i}", "background", when, turns), encoding="utf-8")
     return out
 
@@ -131,7 +131,7 @@ def ingest(work: Path, sources: list[Path]) -> Memory:
         shutil.copytree(source, logs / f"{i}-{source.name}", ignore=shutil.ignore_patterns("*.md"))
     os.environ["WWT_HOME"] = str(work / "home")
     memory = Memory(work / "home")
-    memory.ingest([logs])
+    memory.ingest([logs], backfill_seconds=None)  # every vector, however busy the machine
     return memory
 
 
