@@ -81,7 +81,7 @@ def main() -> None:
         "",
         "Command: `python benchmarks/weak_flag_signals.py small.json background.json` over `benchmarks/recall.py "
         "--dump` of the dev set, once on its archive and once with `--background 1000` (500 KorQuAD paragraphs "
-        "and 500 Python standard library docstrings as 200 extra Claude Code sessions). Signals "
+        "and 500 Python standard library docstrings, one Claude Code session each). Signals "
         "(`SearchOutcome.signals`): vector top-1 cosine (e5, query: prefix), its gap to the median of the top 50, "
         "lexical coverage (best BM25 score / query idf mass), unseen share of query idf, unseen Latin names, legs "
         "agree on the best session, share of query terms in no chunk, best fused chunk score.",
