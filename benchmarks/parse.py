@@ -9,6 +9,8 @@ Modes:
   parse   — ``parse_file`` (Claude parser + noise rules + redaction), returning every message
 
     python benchmarks/parse.py --sizes 10,100 [--append-results]
+    python benchmarks/parse.py --connectors [--sizes 10,100] [--append-results]   # the newer agents, side by side
+                                                                                  # (benchmarks/parse_connectors.py)
 """
 
 from __future__ import annotations
@@ -116,7 +118,14 @@ def main() -> None:
     ap.add_argument("--sizes", default="10,100", help="transcript sizes in MB, comma-separated")
     ap.add_argument("--append-results", action="store_true", help="write its section into benchmarks/RESULTS.md")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
+    ap.add_argument("--connectors", action="store_true",
+                    help="measure the newer connectors instead (Qwen, Copilot, Cursor, Aider, Cline, OpenCode)")
     args = ap.parse_args()
+    if args.connectors:
+        import parse_connectors
+
+        parse_connectors.main(["--sizes", args.sizes] + (["--append-results"] if args.append_results else []))
+        return
     if args.child:
         print(json.dumps(_measure(*args.child)))
         return

@@ -1,80 +1,266 @@
-"""Parse throughput (CPU-time MB/s) and peak RSS of the newer connectors' append-only logs: Qwen Code chats and
-Copilot CLI event logs, plus Aider's Markdown history, each a synthetic file of the given size made by repeating
-the connector's own test fixture with fresh ids per repetition. One subprocess per measurement (own peak RSS).
+"""Parse throughput and peak RSS of the newer connectors, side by side in one run (issue 15 target: ≥ 30 MB/s on
+a 100 MB synthetic file, reader memory flat in file size).
 
-    .venv/bin/python benchmarks/parse_connectors.py --size 100
+Each input repeats the connector's own test fixture (tests/fixtures/<agent>/) with fresh ids per repetition, so
+records keep their real length and shape: Qwen Code chat JSONL, Copilot CLI ``events.jsonl``, Cursor CLI agent
+transcript JSONL, Aider ``.aider.chat.history.md``, Cline ``ui_messages.json`` (one JSON list) and OpenCode's
+``opencode.db`` (SQLite; many sessions, as a real store holds). Two modes, each in a fresh subprocess whose peak
+RSS (with any children, ``_shared.run_tree_measured``) is its own:
+
+  reader — the connector's own record reader as the parser calls it (JSONL lines and Markdown lines, dropped
+           as read; Cline's whole JSON list; OpenCode's rows, fetched per table): what must stay flat in file size
+  parse  — ``parse_file`` (connector + noise rules + redaction), returning every kept message (grows with the
+           kept text by design: one session = one list)
+
+    .venv/bin/python benchmarks/parse_connectors.py --sizes 10,100 [--append-results]
+    (also ``python benchmarks/parse.py --connectors``)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
+import os
+import sqlite3
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _shared import load_average, replace_section, run_tree_measured  # noqa: E402
+
 FIX = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
-SOURCES = {
+JSONL = {
     "qwen-code": (FIX / "qwen-code/projects/-home-mina-src-ledger/chats/7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00.jsonl",
                   "projects/-bench/chats/7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00.jsonl"),
     "copilot-cli": (FIX / "copilot-cli/session-state/4f2a9c1e-8b7d-4e60-9a35-d1c2b3a4e5f6/events.jsonl",
                     "session-state/4f2a9c1e-8b7d-4e60-9a35-d1c2b3a4e5f6/events.jsonl"),
-    "aider": (FIX / "aider/quillpad/.aider.chat.history.md", "repo/.aider.chat.history.md"),
+    "cursor": (FIX / "cursor/home/.cursor/projects/home-ana-code-orbit/agent-transcripts/"
+               "0c9e5a77-2b1d-4f3e-8a6c-7d5e4f3a2b1c.jsonl",
+               ".cursor/projects/home-bench/agent-transcripts/0c9e5a77-2b1d-4f3e-8a6c-7d5e4f3a2b1c.jsonl"),
 }
+AIDER = FIX / "aider/quillpad/.aider.chat.history.md"
+CLINE = FIX / "cline/saoudrizwan.claude-dev/tasks/1767950000000/ui_messages.json"
+OPENCODE_SQL = FIX / "opencode/db/opencode.sql"
+CONNECTORS = ("qwen-code", "copilot-cli", "cursor", "aider", "cline", "opencode")
 
 
-def build(platform: str, folder: Path, megabytes: int) -> Path:
-    source, relative = SOURCES[platform]
+# ------------------------------------------------------------------------------------------ synthetic inputs
+
+
+def _repeat_lines(source: Path, out_path: Path, megabytes: int, fresh) -> Path:
     lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
-    if platform != "aider":
-        lines = [ln for ln in lines if ln.endswith("\n") and ln.startswith("{")]  # whole JSON lines only
-    path = folder / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [ln if ln.endswith("\n") else ln + "\n" for ln in lines]
+    out_path.parent.mkdir(parents=True, exist_ok=True)
     target, written, rep = megabytes << 20, 0, 0
-    with open(path, "w", encoding="utf-8") as out:
+    with open(out_path, "w", encoding="utf-8") as out:
         while written < target:
             for line in lines:
-                if platform == "aider":
-                    text = line.replace("2026-03-14 09:05", f"2026-03-14 {rep // 60 % 24:02d}:{rep % 60:02d}")
-                else:
-                    text = line.replace('"uuid":"q1-', f'"uuid":"r{rep}-').replace('"id":"e-', f'"id":"r{rep}-')
+                text = fresh(line, rep)
                 out.write(text)
                 written += len(text.encode("utf-8"))
             rep += 1
-    return path
+    return out_path
 
 
-def measure(path: str) -> dict:
+def _fresh_jsonl(line: str, rep: int) -> str:
+    """New record ids per repetition (Qwen ``uuid``/``parentUuid``, Copilot event ``id``/``parentId``)."""
+    if not line.startswith("{"):
+        return ""
+    for key in ('"uuid":"', '"parentUuid":"', '"id":"', '"parentId":"'):
+        line = line.replace(key, f"{key}r{rep}-")
+    return line
+
+
+def _fresh_aider(line: str, rep: int) -> str:
+    return line.replace("2026-03-14 09:05", f"2026-03-14 {rep // 60 % 24:02d}:{rep % 60:02d}")
+
+
+def build_cline(out_path: Path, megabytes: int) -> Path:
+    """One task's ``ui_messages.json`` (one JSON list, as Cline rewrites it) with the fixture's entries repeated
+    at later times."""
+    entries = json.loads(CLINE.read_text(encoding="utf-8"))
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    target, written, rep = megabytes << 20, 1, 0
+    stamps = [e["ts"] for e in entries if isinstance(e, dict) and isinstance(e.get("ts"), int)]
+    span = max(stamps) - min(stamps) + 1000
+    with open(out_path, "w", encoding="utf-8") as out:
+        out.write("[")
+        first = True
+        while written < target:
+            for entry in entries:
+                moved = dict(entry, ts=entry["ts"] + rep * span) if isinstance(entry, dict) and "ts" in entry else entry
+                text = ("" if first else ",") + json.dumps(moved,
+                                                           separators=(",", ":"), ensure_ascii=False)
+                first = False
+                out.write(text)
+                written += len(text.encode("utf-8"))
+            rep += 1
+        out.write("]")
+    return out_path
+
+
+def build_opencode(out_path: Path, megabytes: int) -> Path:
+    """``opencode.db`` from the fixture's schema and rows, sessions copied with fresh ids until the file is big
+    enough (a real store holds many sessions of ordinary length)."""
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    seed = sqlite3.connect(":memory:")
+    seed.executescript(OPENCODE_SQL.read_text(encoding="utf-8"))
+    tables = {t: [tuple(r) for r in seed.execute(f"SELECT * FROM {t}")] for t in ("project", "session", "message", "part")}
+    schema = [r[0] for r in seed.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")]
+    cols = {t: [c[1] for c in seed.execute(f"PRAGMA table_info({t})")] for t in tables}
+    conn = sqlite3.connect(out_path)
+    for sql in schema:
+        conn.execute(sql)
+    conn.executemany(f"INSERT INTO project VALUES ({','.join('?' * len(cols['project']))})", tables["project"])
+    id_cols = {"session": ("id", "parent_id"), "message": ("id", "session_id"), "part": ("id", "message_id", "session_id")}
+    rep, target = 0, megabytes << 20
+    while True:
+        for table in ("session", "message", "part"):
+            rows = []
+            for row in tables[table]:
+                values = list(row)
+                for name in id_cols[table]:
+                    i = cols[table].index(name)
+                    if values[i] is not None:
+                        values[i] = f"{values[i]}_r{rep}"
+                rows.append(values)
+            conn.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(cols[table]))})", rows)
+        rep += 1
+        if rep % 200 == 0:
+            conn.commit()
+            if out_path.stat().st_size >= target:
+                break
+    conn.commit()
+    conn.close()
+    return out_path
+
+
+def build(platform: str, folder: Path, megabytes: int) -> Path:
+    if platform in JSONL:
+        source, relative = JSONL[platform]
+        return _repeat_lines(source, folder / relative, megabytes, _fresh_jsonl)
+    if platform == "aider":
+        return _repeat_lines(AIDER, folder / "repo/.aider.chat.history.md", megabytes, _fresh_aider)
+    if platform == "cline":
+        return build_cline(folder / "saoudrizwan.claude-dev/tasks/1767950000000/ui_messages.json", megabytes)
+    return build_opencode(folder / "opencode/opencode.db", megabytes)
+
+
+# ------------------------------------------------------------------------------------------ measuring (child)
+
+
+def read_records(platform: str, path: Path) -> int:
+    """The connector's record reader alone; each record is dropped as soon as it is read."""
+    from wwt.models import ParseReport
+    from wwt.parsers.common import iter_jsonl
+
+    report = ParseReport(path=str(path))
+    if platform in JSONL:
+        return sum(1 for _ in iter_jsonl(path, report))
+    if platform == "aider":
+        from wwt.parsers.aider import _lines
+
+        with open(path, "rb") as fh:
+            return sum(1 for _ in _lines(fh, report))
+    if platform == "cline":
+        from wwt.parsers.common import load_json_file
+
+        return sum(1 for _ in load_json_file(path, report) or [])  # what parse_task reads: the whole list
+    from wwt.parsers.opencode import open_readonly
+
+    conn = open_readonly(path)  # the rows _parse_db reads, the way it reads them (fetchall per table)
+    try:
+        return sum(len(conn.execute(sql).fetchall()) for sql in (
+            "SELECT id, parent_id, directory, title, time_created, time_updated FROM session ORDER BY time_created, id",
+            "SELECT id, session_id, time_created, data FROM message ORDER BY session_id, time_created, id",
+            "SELECT id, message_id, data FROM part ORDER BY message_id, id"))
+    finally:
+        conn.close()
+
+
+def measure(mode: str, platform: str, path: str) -> dict:
     from wwt.parsers import parse_file
 
     wall, cpu = time.perf_counter(), time.process_time()
-    sessions, report = parse_file(Path(path))
-    cpu = time.process_time() - cpu
-    wall = time.perf_counter() - wall
-    size = Path(path).stat().st_size / (1 << 20)
-    return {"platform": report.platform, "mb": round(size, 1), "sessions": len(sessions),
-            "messages": sum(len(s.messages) for s in sessions), "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
-            "cpu_mb_s": round(size / cpu, 1), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+    if mode == "reader":
+        records, messages, sessions = read_records(platform, Path(path)), 0, 0
+    else:
+        found, report = parse_file(Path(path))
+        assert report.platform == platform, (report.platform, platform)
+        records, sessions, messages = report.lines, len(found), sum(len(s.messages) for s in found)
+    return {"seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu, "records": records,
+            "sessions": sessions, "messages": messages}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--size", type=int, default=100, help="MB per synthetic file")
-    ap.add_argument("--measure", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.measure:
-        print(json.dumps(measure(args.measure)))
+def run_child(mode: str, platform: str, path: Path) -> dict:
+    _, peak, code, out, _ = run_tree_measured([sys.executable, __file__, "--child", mode, platform, str(path)])
+    if code != 0:
+        raise SystemExit(f"{platform} {mode} child failed: {out[-800:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["peak_rss_mb"] = peak
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10,100", help="synthetic input sizes in MB, comma-separated")
+    ap.add_argument("--only", default=",".join(CONNECTORS), help="connectors to measure, comma-separated")
+    ap.add_argument("--append-results", action="store_true", help="write its section into benchmarks/RESULTS.md")
+    ap.add_argument("--child", nargs=3, metavar=("MODE", "PLATFORM", "PATH"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(measure(*args.child)))
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        for platform in SOURCES:
-            path = build(platform, Path(tmp), args.size)
-            out = subprocess.run([sys.executable, __file__, "--measure", str(path)], capture_output=True, text=True,
-                                 check=True)
-            print(out.stdout.strip())
-            path.unlink()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = []
+    _, base, _, _, _ = run_tree_measured([sys.executable, "-c", "import wwt.parsers"])
+    for platform in args.only.split(","):
+        for size in sizes:
+            with tempfile.TemporaryDirectory(prefix="wwt-bench-") as tmp:
+                path = build(platform, Path(tmp), size)
+                actual = path.stat().st_size / 1e6
+                for mode in ("reader", "parse"):
+                    r = run_child(mode, platform, path)
+                    r.update(platform=platform, mode=mode, size=size, mb=actual, mb_s=actual / r["seconds"],
+                             cpu_mb_s=actual / r["cpu_seconds"])
+                    rows.append(r)
+                    print(f"{platform:12} {actual:7.1f} MB  {mode:6}  {r['mb_s']:6.1f} MB/s wall  "
+                          f"{r['cpu_mb_s']:6.1f} MB/s cpu  peak RSS {r['peak_rss_mb']:6.1f} MB  "
+                          f"records {r['records']}  sessions {r['sessions']}  messages {r['messages']}", flush=True)
+    print(f"baseline RSS (python + wwt.parsers imported): {base:.1f} MB")
+    if args.append_results:
+        _append(rows, base, args.sizes)
+
+
+def _append(rows: list[dict], base: float, sizes: str) -> None:
+    small, large = min(r["size"] for r in rows), max(r["size"] for r in rows)
+    lines = [
+        f"## Parse throughput and peak RSS — the newer connectors ({time.strftime('%Y-%m-%d')})",
+        "",
+        f"Command: `python benchmarks/parse_connectors.py --sizes {sizes} --append-results` ({os.cpu_count()} shared "
+        f"CPU cores, load average {load_average()}, Python {sys.version.split()[0]}). Inputs: each connector's test "
+        "fixture repeated with fresh ids (OpenCode: whole sessions copied into one `opencode.db`). `reader` = the "
+        "connector's record reader alone (records dropped as read); `parse` = `parse_file`, keeping every message. "
+        "Peak RSS = the measuring process and any it starts. Targets: ≥ 30 MB/s at 100 MB, reader RSS flat in "
+        "file size.",
+        "",
+        "| connector | size | mode | MB/s (wall) | MB/s (CPU time) | peak RSS MB | records | sessions | messages |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['platform']} | {r['mb']:.1f} MB | {r['mode']} | {r['mb_s']:.1f} | {r['cpu_mb_s']:.1f} | "
+                     f"{r['peak_rss_mb']:.1f} | {r['records']} | {r['sessions'] or ''} | {r['messages'] or ''} |")
+    lines += ["", f"Baseline RSS (interpreter + `wwt.parsers` imported): {base:.1f} MB.", ""]
+    for platform in dict.fromkeys(r["platform"] for r in rows):
+        get = {(r["size"], r["mode"]): r for r in rows if r["platform"] == platform}
+        if (small, "reader") in get and (large, "reader") in get and small != large:
+            a, b, p = get[(small, "reader")], get[(large, "reader")], get[(large, "parse")]
+            lines.append(f"- {platform}: reader RSS above baseline {a['peak_rss_mb'] - base:.1f} → "
+                         f"{b['peak_rss_mb'] - base:.1f} MB ({small} → {large} MB); parse at {large} MB "
+                         f"{p['mb_s']:.1f} MB/s wall, {p['cpu_mb_s']:.1f} MB/s CPU")
+    replace_section("parse-connectors", "\n".join(lines))
 
 
 if __name__ == "__main__":

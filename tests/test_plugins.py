@@ -325,6 +325,7 @@ def test_plugin_mcp_server_command_answers_a_real_mcp_client(
 # ------------------------------------------------------------- wwt setup / doctor with a plugin installed
 
 FIXTURE_HOME = Path(__file__).parent / "fixtures" / "homes" / "full"
+NO_PLUGIN_AGENTS = shutil.ignore_patterns(".qwen")  # the agents here are those wwt ships a plugin for
 CONFIG_FILES = (".claude/settings.json", ".claude.json", ".gemini/settings.json", ".codex/config.toml",
                 ".codex/hooks.json")
 VERSION = load(CLAUDE_PLUGIN / ".claude-plugin" / "plugin.json")["version"]
@@ -334,7 +335,7 @@ VERSION = load(CLAUDE_PLUGIN / ".claude-plugin" / "plugin.json")["version"]
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fake HOME with realistic agent configs (as in test_setup.py) and no agent binary on PATH."""
     h = tmp_path / "home"
-    shutil.copytree(FIXTURE_HOME, h)
+    shutil.copytree(FIXTURE_HOME, h, ignore=NO_PLUGIN_AGENTS)
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.setenv("WWT_HOME", str(tmp_path / "wwt-data"))
     for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"):
@@ -425,7 +426,7 @@ def test_setup_run_before_the_plugin_removes_its_own_copy_and_uninstall_restores
     assert setup_entries(home) == {"claude-code": 3, "gemini-cli": 3, "codex-cli": 2}
     # the user now installs the plugins; what the files would be had setup never run:
     pristine = home.parent / "pristine"
-    shutil.copytree(FIXTURE_HOME, pristine)
+    shutil.copytree(FIXTURE_HOME, pristine, ignore=NO_PLUGIN_AGENTS)
     install_all(pristine)
     install_all(home)
 

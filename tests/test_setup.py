@@ -1,4 +1,4 @@
-"""`wwt setup`: hooks + MCP registration for Claude Code, Gemini CLI and Codex CLI in a fake HOME holding
+"""`wwt setup`: hooks + MCP registration for Claude Code, Gemini CLI, Codex CLI and Qwen Code in a fake HOME holding
 realistic existing configs (other hooks and servers, unknown keys, TOML comments)."""
 
 from __future__ import annotations
@@ -15,14 +15,16 @@ import pytest
 import tomlkit
 
 from wwt.errors import WwtError
-from wwt.setup import claude, codex, gemini
+from wwt.setup import claude, codex, gemini, qwen
 from wwt.setup.common import HOOK_MARK, our_handlers, remove_hooks, upsert_hook
 from wwt.setup.configfile import ConfigFormatError
 from wwt.setup.plan import run
 
 FIXTURE_HOME = Path(__file__).parent / "fixtures" / "homes" / "full"
-AGENT_BINARIES = ("claude", "gemini", "codex")
-CONFIG_FILES = (".claude/settings.json", ".claude.json", ".gemini/settings.json", ".codex/config.toml")
+AGENT_BINARIES = ("claude", "gemini", "codex", "qwen")
+CONFIG_FILES = (
+    ".claude/settings.json", ".claude.json", ".gemini/settings.json", ".codex/config.toml", ".qwen/settings.json"
+)
 
 
 def _clean_path(extra: Path | None = None) -> str:
@@ -99,6 +101,17 @@ def test_setup_registers_every_agent_and_keeps_unrelated_content(home: Path) -> 
     [ours] = our_handlers(load(home, ".codex/hooks.json")["hooks"], "Stop")
     assert ours["command"].endswith("wwt hook codex-cli")
 
+    qwen = load(home, ".qwen/settings.json")
+    for event in ("Stop", "SessionEnd"):  # Qwen Code names its hook events as Claude Code does
+        [ours] = our_handlers(qwen["hooks"], event)
+        assert ours["command"].endswith("-m wwt hook qwen-code")
+        assert ours["timeout"] >= 1000  # Qwen timeouts are milliseconds
+    assert qwen["hooks"]["Stop"][0] == original[".qwen/settings.json"]["hooks"]["Stop"][0]
+    assert qwen["hooks"]["PreToolUse"] == original[".qwen/settings.json"]["hooks"]["PreToolUse"]
+    assert qwen["mcpServers"]["filesystem"] == original[".qwen/settings.json"]["mcpServers"]["filesystem"]
+    assert qwen["mcpServers"]["wwt"]["args"][-1] == "mcp"
+    assert "hooksConfig" not in qwen and "disableAllHooks" not in qwen  # Qwen runs hooks unless told not to
+
 
 def test_second_setup_changes_no_byte_and_makes_no_backup(home: Path) -> None:
     run(use_agent_cli=False)
@@ -151,7 +164,7 @@ def test_dry_run_prints_a_diff_and_changes_nothing(home: Path) -> None:
     assert snapshot(home) == before
     assert f"+++ {home / '.claude/settings.json'}" in diff
     assert "+codex_hooks = true" in diff
-    assert sum(1 for line in diff.splitlines() if line.startswith("+") and HOOK_MARK in line) == 5
+    assert sum(1 for line in diff.splitlines() if line.startswith("+") and HOOK_MARK in line) == 7
 
 
 def test_file_mode_is_kept_and_a_timestamped_backup_holds_the_old_content(home: Path) -> None:
@@ -316,6 +329,7 @@ def test_cli_setup_then_concurrent_setups_leave_valid_files(home: Path, tmp_path
         load(home, rel)  # parses
     assert len(our_handlers(load(home, ".claude/settings.json")["hooks"], "Stop")) == 1
     assert len(our_handlers(load(home, ".gemini/settings.json")["hooks"], "AfterAgent")) == 1
+    assert len(our_handlers(load(home, ".qwen/settings.json")["hooks"], "Stop")) == 1
     assert (home / ".codex/config.toml").read_text().count("[mcp_servers.wwt]") == 1
     assert "todo" in outs[0][0] + outs[1][0] + outs[2][0] and "/hooks" in outs[0][0]
 
@@ -325,6 +339,7 @@ def test_agent_modules_describe_their_files(home: Path) -> None:
     assert claude.mcp_config_path() == home / ".claude.json"
     assert gemini.settings_path() == home / ".gemini/settings.json"
     assert codex.config_path() == home / ".codex/config.toml"
+    assert qwen.settings_path() == qwen.mcp_config_path() == home / ".qwen/settings.json"
 
 
 # ------------------------------------------------------------------------------------------------ doctor

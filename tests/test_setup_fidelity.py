@@ -25,7 +25,7 @@ from test_setup import _clean_path
 
 from wwt.setup import jsonedit
 
-CONFIGS = (".claude/settings.json", ".claude.json", ".gemini/settings.json", ".codex/config.toml")
+CONFIGS = (".claude/settings.json", ".claude.json", ".gemini/settings.json", ".codex/config.toml", ".qwen/settings.json")
 
 CLAUDE_AS_CLAUDE_WRITES = """{
   "$schema": "https://json.schemastore.org/claude-code-settings.json",
@@ -151,30 +151,68 @@ CODEX_CRLF = (
     "startup_timeout_ms = 60_000\r\n"
 )
 
+# Qwen Code writes its settings with JSON.stringify(…, null, 2) (its `mcp add`), keeps the user's hooks with
+# Claude's event names and timeouts in milliseconds (QwenLM/qwen-code docs/users/features/hooks.md)
+QWEN_AS_QWEN_WRITES = """{
+  "$version": 2,
+  "model": {
+    "name": "qwen3-coder-plus"
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "^(write_file|edit)$",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "$QWEN_PROJECT_DIR/.qwen/hooks/guard.sh",
+            "name": "guard",
+            "timeout": 10000
+          }
+        ]
+      }
+    ]
+  },
+  "mcpServers": {
+    "playwright": {
+      "command": "npx",
+      "args": [
+        "@playwright/mcp@latest"
+      ]
+    }
+  }
+}"""
+
+QWEN_HAND_KEPT = '{\n\t"disableAllHooks": false,\n\t"hooks": {"Stop": []},\n\t"ui": {"theme": "Qwen Dark", "hideTips": true}\n}\n'
+
 HOMES = {
     "as-the-agents-write-them": {
         ".claude/settings.json": CLAUDE_AS_CLAUDE_WRITES,
         ".claude.json": CLAUDE_STATE_FILE,
         ".gemini/settings.json": GEMINI_INLINE,
         ".codex/config.toml": CODEX_DOTTED,
+        ".qwen/settings.json": QWEN_AS_QWEN_WRITES,
     },
     "hand-kept": {
         ".claude/settings.json": CLAUDE_HAND_KEPT,
         ".claude.json": '{"numStartups":3,"autoUpdates":false}',
         ".gemini/settings.json": GEMINI_TABS,
         ".codex/config.toml": CODEX_CRLF,
+        ".qwen/settings.json": QWEN_HAND_KEPT,
     },
     "minimal": {
         ".claude/settings.json": "{}\n",
         ".claude.json": "{}",
         ".gemini/settings.json": '{\n  "ui": {\n    "theme": "Default"\n  }\n}',
         ".codex/config.toml": 'model = "gpt-5-codex"',
+        ".qwen/settings.json": "{}",
     },
     "windows-line-ends": {
         ".claude/settings.json": '{\r\n  "hooks": {\r\n    "SessionEnd": []\r\n  },\r\n  "model": "sonnet"\r\n}\r\n',
         ".claude.json": '{\r\n  "mcpServers": {\r\n    "github": {\r\n      "command": "npx"\r\n    }\r\n  }\r\n}\r\n',
         ".gemini/settings.json": '{\r\n  "ui": {"theme": "GitHub"}\r\n}\r\n',
         ".codex/config.toml": '[features]\r\n\r\n[tui]\r\nnotifications = true\r\n',
+        ".qwen/settings.json": '{\r\n  "security": {"auth": {"selectedType": "qwen-oauth"}}\r\n}\r\n',
     },
 }
 
@@ -233,11 +271,11 @@ def test_setup_only_adds_and_uninstall_gives_every_byte_back(tmp_path: Path, cas
 
     proc = wwt_setup(home, data)
     assert proc.returncode == 0, proc.stderr
-    for rel in (".claude/settings.json", ".claude.json", ".gemini/settings.json"):
+    for rel in (".claude/settings.json", ".claude.json", ".gemini/settings.json", ".qwen/settings.json"):
         text = (home / rel).read_bytes().decode()
         strict_json(text)  # Node-readable: no Infinity/NaN written
         assert "wwt" in text
-        if rel.startswith(".claude"):
+        if rel.startswith((".claude", ".qwen")):
             assert is_subsequence(files[rel], text), rel
     if case == "hand-kept":
         settings_text = (home / ".claude/settings.json").read_text()
@@ -278,7 +316,7 @@ def test_config_only_lenient_readers_accept_is_refused_with_one_line(
 
 
 def _dotfiles_home(tmp_path: Path) -> tuple[Path, Path]:
-    """stow-style: the three settings files are relative links into ~/dotfiles."""
+    """stow-style: the four settings files are relative links into ~/dotfiles."""
     home = tmp_path / "home"
     write_home(home, {".claude.json": "{}\n"})
     repo = home / "dotfiles"
@@ -296,7 +334,7 @@ def _dotfiles_home(tmp_path: Path) -> tuple[Path, Path]:
 def test_symlinked_configs_are_written_through_and_stay_links(tmp_path: Path) -> None:
     home, repo = _dotfiles_home(tmp_path)
     links = {rel: os.readlink(home / rel) for rel in CONFIGS if (home / rel).is_symlink()}
-    assert len(links) == 3
+    assert len(links) == 4
     originals = {rel: (home / rel).read_bytes() for rel in links}
 
     proc = wwt_setup(home, tmp_path / "data")

@@ -16,7 +16,7 @@ from types import ModuleType
 from wwt import paths
 from wwt.errors import WwtError
 from wwt.hook import worker_running
-from wwt.setup import codex, gemini
+from wwt.setup import codex, gemini, qwen
 from wwt.setup import plugins as agent_plugins
 from wwt.setup.plan import AGENTS
 from wwt.worker import short
@@ -96,6 +96,9 @@ def check_agent(agent: ModuleType) -> list[Finding]:
         out.append(Finding(OK, area, "MCP server registered"))
     if agent is gemini and not gemini.hooks_enabled():
         out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false)", "run `wwt setup`"))
+    if agent is qwen and not qwen.hooks_enabled():
+        out.append(Finding(FAIL, area, "hooks are switched off (disableAllHooks = true): turns are not captured",
+                           f"remove disableAllHooks from {qwen.settings_path()} (it stops all your Qwen hooks)"))
     if agent is codex:
         if not codex.hooks_feature_enabled():
             out.append(Finding(FAIL, area, "hooks feature flag is off in config.toml", "run `wwt setup`"))
@@ -201,8 +204,9 @@ def check_log(tail_bytes: int = 20000) -> list[Finding]:
     return [Finding(OK, "log", f"{log} ({log.stat().st_size} bytes, no recent errors)")]
 
 
-# Agents read from their logs only (no hooks or MCP registration by `wwt setup` yet).
-LOG_ONLY_PLATFORMS = ("qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code")
+# Agents whose log folders doctor names (Qwen Code also gets its hook/MCP checks above; the rest are read from
+# their logs only: no hooks or MCP registration by `wwt setup` yet).
+LOG_FOLDER_PLATFORMS = ("qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code")
 
 
 def check_log_folders() -> list[Finding]:
@@ -211,15 +215,17 @@ def check_log_folders() -> list[Finding]:
     from wwt.models import PLATFORM_NAMES
     from wwt.parsers import PARSERS
 
+    wired = {agent.PLATFORM for agent in AGENTS}
     out: list[Finding] = []
     for parser in PARSERS:
-        if parser.platform not in LOG_ONLY_PLATFORMS:
+        if parser.platform not in LOG_FOLDER_PLATFORMS:
             continue
         name = PLATFORM_NAMES.get(parser.platform, parser.platform)
         found = [root for root in parser.default_roots() if root.exists()]
         if found:
-            out.append(Finding(OK, name, f"logs found in {', '.join(str(r) for r in found[:2])}",
-                               "read by `wwt ingest` (no hook: run it, or let another agent's hook do it)"))
+            how = ("read by its wwt hook and `wwt ingest`" if parser.platform in wired
+                   else "read by `wwt ingest` (no hook: run it, or let another agent's hook do it)")
+            out.append(Finding(OK, name, f"logs found in {', '.join(str(r) for r in found[:2])}", how))
         elif parser.platform == "aider":
             out.append(Finding(INFO, name, "histories live in each repository (.aider.chat.history.md)",
                                "run `wwt ingest <repository>`"))
@@ -230,7 +236,7 @@ def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
     chosen = agents if agents is not None else [a for a in AGENTS if a.detected()]
     findings: list[Finding] = []
     if not chosen:
-        findings.append(Finding(WARN, "agents", "no Claude Code, Gemini CLI or Codex CLI config found",
+        findings.append(Finding(WARN, "agents", "no Claude Code, Gemini CLI, Codex CLI or Qwen Code config found",
                                 "install an agent, then run `wwt setup`"))
     for agent in chosen:
         findings += check_agent(agent)

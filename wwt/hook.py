@@ -38,7 +38,7 @@ class HookInputError(ValueError):
 
 
 # Agents whose hooks call ``wwt hook <platform>`` (the others are read from their log folders on ingest).
-HOOK_PLATFORMS = ("claude-code", "gemini-cli", "codex-cli")
+HOOK_PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code")
 
 
 def normalise_platform(name: str) -> str:
@@ -230,6 +230,21 @@ def find_codex_rollout(thread_id: str) -> str | None:
     return None
 
 
+def _qwen_runtime_dir() -> Path:
+    """Where Qwen Code keeps sessions: ``$QWEN_RUNTIME_DIR``, else ``~/.qwen`` (as wwt.parsers.qwen_code)."""
+    raw = os.environ.get("QWEN_RUNTIME_DIR")
+    return Path(raw).expanduser() if raw else Path(os.environ.get("HOME") or Path.home()) / ".qwen"
+
+
+def find_qwen_chat(session_id: str) -> str | None:
+    """Qwen sends ``transcript_path: ""`` when it has no recording path to give: its chat file is
+    ``projects/<project>/chats/<session_id>.jsonl``, one level per project, so a glob finds it."""
+    if not session_id or not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id):
+        return None
+    found = sorted((_qwen_runtime_dir() / "projects").glob(f"*/chats/{session_id}.jsonl"))
+    return str(found[0]) if found else None
+
+
 def transcript_of(platform: str, payload: dict[str, Any]) -> tuple[str, str | None]:
     """(absolute transcript path, session id) from an agent's payload (agent-log-formats §1.5, §2.4, §3.5)."""
     session_id = payload.get("session_id") or payload.get("thread-id") or os.environ.get("GEMINI_SESSION_ID")
@@ -242,6 +257,10 @@ def transcript_of(platform: str, payload: dict[str, Any]) -> tuple[str, str | No
         return os.path.abspath(path), session_id
     if platform == "codex-cli" and session_id:
         found = find_codex_rollout(session_id)
+        if found:
+            return found, session_id
+    if platform == "qwen-code" and session_id:
+        found = find_qwen_chat(session_id)
         if found:
             return found, session_id
     if platform == "gemini-cli" and path == "":

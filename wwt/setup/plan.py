@@ -21,7 +21,7 @@ from filelock import FileLock, Timeout
 
 from wwt import paths
 from wwt.errors import WwtError
-from wwt.setup import claude, codex, gemini
+from wwt.setup import claude, codex, gemini, qwen
 from wwt.setup import plugins as agent_plugins
 from wwt.setup.common import (
     hook_base_command,
@@ -34,8 +34,8 @@ from wwt.setup.common import (
 from wwt.setup.configfile import FileEdit, Transform, apply_edit, check_writable, read_text, unified_diff
 from wwt.setup.state import SetupState
 
-AGENTS: tuple[ModuleType, ...] = (claude, gemini, codex)
-AGENT_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli"}
+AGENTS: tuple[ModuleType, ...] = (claude, gemini, codex, qwen)
+AGENT_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code"}
 
 
 @dataclass
@@ -65,7 +65,7 @@ def select_agents(only: list[str] | None) -> tuple[list[ModuleType], list[str]]:
     wanted = {AGENT_ALIASES.get(x, x) for x in only} if only else None
     unknown = (wanted or set()) - {a.PLATFORM for a in AGENTS}
     if unknown:
-        raise WwtError(f"unknown agent(s): {', '.join(sorted(unknown))} (known: claude, gemini, codex)")
+        raise WwtError(f"unknown agent(s): {', '.join(sorted(unknown))} (known: claude, gemini, codex, qwen)")
     chosen, skipped = [], []
     for agent in AGENTS:
         if wanted is not None:
