@@ -177,7 +177,7 @@ def test_unknown_platform_is_logged_not_raised(env: dict[str, str]) -> None:
 def test_many_turn_end_hooks_start_one_worker(env: dict[str, str], tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("")
-    env = dict(env, WWT_WORKER_DEBOUNCE_S="1", WWT_WORKER_IDLE_S="1")
+    env = dict(env, WWT_WORKER_DEBOUNCE_S="1", WWT_WORKER_IDLE_S="8")
     for _ in range(5):
         proc, _ = run_hook([sys.executable, "-m", "wwt", "hook", "claude-code"], claude_stop_payload(transcript, tmp_path), env)
         assert proc.returncode == 0
