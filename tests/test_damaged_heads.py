@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,3 +166,20 @@ def test_shuffled_or_repeated_lines_lose_no_message(tmp_path, log):
     sessions, report = parse_file(_place(tmp_path / "damaged", log, b"".join(reordered)))
     assert report.platform == log.platform, report.notes[:3]
     assert not (_messages(expected) - _messages(sessions))
+
+
+def test_a_prompt_line_written_twice_is_not_a_rewind(tmp_path):
+    """Claude Code copies lines on resume (same ``uuid``, same parent): a prompt written twice is one prompt,
+    not two attempts at a rewind fork, so neither copy's answer chain is dropped."""
+    source = REAL_FIXTURES / "claude-code" / "episodic-memory__tiny-conversation.jsonl"
+    lines = _lines(source.read_bytes())
+    parser = next(p for p in PARSERS if p.platform == "claude-code")
+    expected, _ = run_parser(parser, source)
+    prompts = [i for i, ln in enumerate(lines) if json.loads(ln).get("type") == "user"
+               and isinstance(json.loads(ln)["message"].get("content"), str)]
+    assert len(prompts) >= 2
+    for index in prompts:
+        copied = _place(tmp_path / str(index), Log("claude", source, "w/tiny.jsonl", "claude-code"),
+                        b"".join(lines) + lines[index])
+        sessions, _ = parse_file(copied)
+        assert not (_messages(expected) - _messages(sessions)), f"prompt line {index} repeated"

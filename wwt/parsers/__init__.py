@@ -16,7 +16,7 @@ from wwt.parsers.base import SessionParser
 from wwt.parsers.claude_code import ClaudeCodeParser
 from wwt.parsers.cline import ClineParser
 from wwt.parsers.codex_cli import CodexCliParser
-from wwt.parsers.common import read_head
+from wwt.parsers.common import detection_views
 from wwt.parsers.copilot_cli import CopilotCliParser
 from wwt.parsers.cursor import CursorParser
 from wwt.parsers.gemini_cli import GeminiCliParser
@@ -48,13 +48,37 @@ _SKIP_SUFFIXES = (".meta.json",)
 
 
 def parser_for(path: Path | str) -> SessionParser | None:
-    """The parser whose ``detect`` accepts this file (location + first bytes), or None."""
+    """The parser that reads this file, or None. Each of the file's detection views (its head from each of
+    its first few records on, see ``detection_views``) is a vote for the first parser whose ``detect``
+    accepts it, or for nobody. The parser with most votes (a tie: the earlier view) reads the file if it also
+    claims the first view or outvotes nobody. So one junk, cut or foreign first line neither hides a log nor
+    hands it to another agent's parser, and a file whose records are mostly nobody's is not claimed for one
+    line that looks like a log's."""
     path = Path(path)
-    head = read_head(path)
-    for parser in PARSERS:
+    views = detection_views(path)
+    votes: dict[int | None, int] = {}
+    first_view: dict[int | None, int] = {}
+    for position, view in enumerate(views):
+        index = _first_accepting(path, view)
+        votes[index] = votes.get(index, 0) + 1
+        first_view.setdefault(index, position)
+        ranked = sorted(votes.values(), reverse=True) + [0]
+        if ranked[0] - ranked[1] > len(views) - position - 1:
+            break  # the leader can no longer be caught
+    claimed = [i for i in votes if i is not None]
+    if not claimed:
+        return None
+    best = max(claimed, key=lambda i: (votes[i], -first_view[i]))
+    if first_view[best] == 0 or votes[best] > votes.get(None, 0):
+        return PARSERS[best]
+    return None
+
+
+def _first_accepting(path: Path, head: bytes) -> int | None:
+    for index, parser in enumerate(PARSERS):
         try:
             if parser.detect(path, head):
-                return parser
+                return index
         except Exception:  # a detector bug must not stop discovery
             continue
     return None

@@ -551,15 +551,18 @@ def dropped_lines(skeleton: list[_Line], superseded: set[str] | None = None) -> 
             children.setdefault(line.logical_parent, []).append(line)
     dropped: set[int] = set()
     for parent_uuid, kids in children.items():
-        prompts = [k for k in kids if k.is_prompt and k.parent == parent_uuid and k.uuid != parent_uuid]
-        if len(prompts) < 2:
+        # One prompt written on several lines (the same uuid, copied on resume) is one attempt, not a fork.
+        attempts: dict[str | int, set[int]] = {}
+        for k in kids:
+            if k.is_prompt and k.parent == parent_uuid and k.uuid != parent_uuid:
+                key = k.uuid if k.uuid is not None else k.idx
+                attempts[key] = attempts.get(key, set()) | _subtree(k, children)
+        if len(attempts) < 2:
             continue
-        subtrees = {k.idx: _subtree(k, children) for k in prompts}
-        winner = max(prompts, key=lambda k: (max(subtrees[k.idx]), k.idx))
-        keep = subtrees[winner.idx]
-        for k in prompts:
-            if k is not winner:
-                dropped |= subtrees[k.idx] - keep
+        keep = max(attempts.values(), key=max)
+        for subtree in attempts.values():
+            if subtree is not keep:
+                dropped |= subtree - keep
     if superseded:
         dropped |= {line.idx for line in skeleton if line.uuid in superseded}
     return dropped

@@ -252,8 +252,20 @@ def looks_like_codex(path: Path, head: bytes) -> bool:
         if obj.get("type") in ENVELOPE_TYPES and isinstance(obj.get("payload"), dict):
             return True
         # pre-envelope header: {id, timestamp[, instructions, git, cwd]} in a rollout-*.jsonl file
-        return "rollout-" in name and "id" in obj and "timestamp" in obj and "type" not in obj
+        if "rollout-" not in name:
+            return False
+        if "id" in obj and "timestamp" in obj and "type" not in obj:
+            return True
+        return is_legacy_item(obj)
     return False
+
+
+def is_legacy_item(obj: dict[str, Any]) -> bool:
+    """A pre-envelope rollout line: a bare response item (``{type: message|function_call|…}`` or the untyped
+    ``{role, content}``) with no envelope of another agent (asked only of ``rollout-*`` files)."""
+    if any(key in obj for key in ("payload", "uuid", "sessionId", "message", "data")):
+        return False
+    return obj.get("type") in RESPONSE_ITEM_TYPES or is_untyped_message(obj)
 
 
 # --------------------------------------------------------------------------------------------- reading
@@ -519,6 +531,7 @@ class _RolloutState:
         self.flags: frozenset[str] = frozenset()
         self.legacy = False  # pre-envelope file (bare header + bare items)
         self.header_seen = False
+        self.enveloped = False  # an envelope line was read: bare items are then not this file's records
         self.line = 0
         self.messages: list[Message] = []
         self.call_names: dict[str, str] = {}
@@ -529,7 +542,9 @@ class _RolloutState:
         """Take identity from a ``session_meta`` envelope or a legacy bare header; True when it was one."""
         if obj.get("type") == "session_meta" and isinstance(obj.get("payload"), dict):
             meta = obj["payload"]
-        elif "type" not in obj and "payload" not in obj and "id" in obj and "record_type" not in obj:
+        elif "type" not in obj and "payload" not in obj and "id" in obj and "record_type" not in obj and (
+            "role" not in obj
+        ):
             meta = obj
             self.legacy = True
         else:
@@ -579,6 +594,7 @@ class _RolloutState:
         kind = obj.get("type")
         payload = obj.get("payload")
         if isinstance(payload, dict) and kind in ENVELOPE_TYPES:
+            self.enveloped = True
             if kind == "session_meta":
                 self.read_header(obj)
             elif kind == "turn_context":
@@ -598,12 +614,17 @@ class _RolloutState:
             return
         if "record_type" in obj:
             return  # legacy state marker
-        if self.line == 1 and self.read_header(obj):
-            return
-        if self.legacy and (kind in RESPONSE_ITEM_TYPES or is_untyped_message(obj)):
+        if not self.header_seen and not self.enveloped and self.read_header(obj):
+            return  # first record, or later when a damaged or foreign line came first
+        if self.bare_items_are_records() and (kind in RESPONSE_ITEM_TYPES or is_untyped_message(obj)):
             self._item(offset, obj, ts or self.started_at)
             return
         self.report.unknown_records += 1
+
+    def bare_items_are_records(self) -> bool:
+        """Bare items are this file's messages in a pre-envelope rollout: once its header was read, or — the
+        header lost or not first — in a ``rollout-*`` file without envelope lines."""
+        return self.legacy or (not self.enveloped and "rollout-" in self.path.name)
 
     def _item(self, offset: int, item: dict[str, Any], ts: str | None) -> None:
         itype = item.get("type")

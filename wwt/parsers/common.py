@@ -15,6 +15,9 @@ from wwt.models import ParseReport
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # longer lines are skipped (counted): one pasted blob must not eat RAM
 HEAD_BYTES = 8192  # what ``detect`` gets to look at
+DETECT_RECORDS = 8  # records of a JSONL log whose views vote on its platform
+DETECT_SKIP_LIMIT = 8 * 1024 * 1024  # how far past an over-long first line detection looks for the next one
+_BOM = b"\xef\xbb\xbf"
 _SKIP_CHUNK = 1 << 20
 
 TOOL_RESULT_HEAD = 2000
@@ -32,6 +35,65 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
             return fh.read(size)
     except OSError:
         return b""
+
+
+def detection_views(path: Path, head: bytes | None = None, records: int = DETECT_RECORDS) -> list[bytes]:
+    """The heads ``detect`` is asked about, so that no single first line decides a file's platform.
+
+    Not JSONL: the head alone (a UTF-8 byte-order mark dropped). JSONL: the head from each of its first
+    ``records`` whole, parseable JSON-object lines on (blank, undecodable and cut lines are skipped, never a
+    start); when the first line is longer than the head, the lines after it (found within
+    ``DETECT_SKIP_LIMIT`` bytes) are used as well. Each view is judged by its own first record; the registry
+    counts the votes. Never raises."""
+    if head is None:
+        head = read_head(path)
+    if head.startswith(_BOM):
+        head = head[len(_BOM):]
+    if not path.name.endswith(".jsonl"):
+        return [head]
+    views = _record_views(head, records)
+    if b"\n" not in head and len(head) >= HEAD_BYTES - len(_BOM):
+        views += _record_views(_head_after_first_line(path), records - len(views))
+    return views or [head]
+
+
+def _record_views(head: bytes, records: int) -> list[bytes]:
+    views: list[bytes] = []
+    start = 0
+    while records > len(views):
+        end = head.find(b"\n", start)
+        if end < 0:
+            break  # the last line is cut by the end of the head: only the whole-head view sees it
+        line = head[start:end].strip()
+        if line.startswith(b"{") and line.endswith(b"}"):
+            try:
+                if isinstance(json.loads(line), dict):
+                    views.append(head[start:])
+            except (ValueError, RecursionError):  # includes invalid UTF-8
+                pass
+        start = end + 1
+    if not views and head.strip():
+        views.append(head)  # no whole record in the head (one long first line): judged as it is
+    return views
+
+
+def _head_after_first_line(path: Path, limit: int = DETECT_SKIP_LIMIT) -> bytes:
+    """``HEAD_BYTES`` from the line after the first newline (within ``limit`` bytes), or b""."""
+    try:
+        with open(path, "rb") as fh:
+            read = 0
+            while read < limit:
+                chunk = fh.read(_SKIP_CHUNK)
+                if not chunk:
+                    return b""
+                cut = chunk.find(b"\n")
+                if cut >= 0:
+                    fh.seek(read + cut + 1)
+                    return fh.read(HEAD_BYTES)
+                read += len(chunk)
+    except OSError:
+        pass
+    return b""
 
 
 def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:

@@ -180,12 +180,18 @@ def superseded_by(path: Path) -> Path | None:
 
 def looks_like_gemini(path: Path, head: bytes) -> bool:
     """A Gemini chat recording: the first valid JSONL object is the metadata line (``sessionId`` plus
-    ``projectHash``/``startTime``, no ``type``) — a corrupt line before it is tolerated — or a legacy ``.json``
-    object with ``sessionId`` and ``messages``/``projectHash``. Checkpoints and logs.json are not claimed."""
+    ``projectHash``/``startTime``, no ``type``) or one of its chat records (a corrupt line before it is
+    tolerated; the registry asks about several records, so a lost metadata line does not hide the file) — or
+    a legacy ``.json`` object with ``sessionId`` and ``messages``/``projectHash``. Checkpoints and logs.json
+    are not claimed."""
     name = path.name
     if name.endswith(".jsonl"):
         obj = first_json_object(head)
-        return obj is not None and is_metadata(obj) and ("projectHash" in obj or "startTime" in obj)
+        if obj is None:
+            return False
+        if is_metadata(obj):
+            return "projectHash" in obj or "startTime" in obj
+        return is_chat_record(obj)
     if not name.endswith(".json"):
         return False
     text = head.lstrip()
@@ -206,6 +212,23 @@ def first_json_object(head: bytes, max_lines: int = 20) -> dict[str, Any] | None
             continue
         return obj if isinstance(obj, dict) else None
     return None
+
+
+_OTHER_AGENTS_KEYS = ("uuid", "parentUuid", "sessionId", "message", "payload", "data", "role")
+
+
+def is_chat_record(obj: dict[str, Any]) -> bool:
+    """A JSONL chat line: a message record (string ``id``, a Gemini ``type``, ``content``; none of the
+    envelope keys the other agents write) or a bare ``$set``/``$rewindTo`` update."""
+    if set(obj) in ({"$set"}, {"$rewindTo"}):
+        return True
+    kind = obj.get("type")
+    return (
+        isinstance(obj.get("id"), str)
+        and (kind == "user" or kind in ASSISTANT_TYPES or kind in NOTICE_TYPES)
+        and "content" in obj
+        and not any(key in obj for key in _OTHER_AGENTS_KEYS)
+    )
 
 
 def is_metadata(obj: dict[str, Any]) -> bool:
@@ -279,13 +302,12 @@ def _parse_jsonl(path: Path, report: ParseReport, start_offset: int) -> Iterator
     if start_offset:
         records = _prime(path, start_offset)
     fresh: set[str] = set()  # ids written from the offset on: the only ones this parse yields
-    first = not start_offset
+    meta_seen = bool(start_offset)
     for _offset, _end, obj in iter_jsonl(path, report, start_offset):
-        if first:
-            first = False
-            if is_metadata(obj):
-                meta = dict(obj)
-                continue
+        if not meta_seen and is_metadata(obj):  # first line, or later when a damaged line came before it
+            meta_seen = True
+            meta = dict(obj)
+            continue
         fresh |= _apply_record(obj, records, meta, report, resumed=bool(start_offset))
     session = _build_session(path, meta, records, report, fresh if start_offset else None)
     if session is not None:
