@@ -16,7 +16,7 @@ from wwt.parsers.base import SessionParser
 from wwt.parsers.claude_code import ClaudeCodeParser
 from wwt.parsers.cline import ClineParser
 from wwt.parsers.codex_cli import CodexCliParser
-from wwt.parsers.common import detection_views
+from wwt.parsers.common import DETECT_RECORDS, detection_views
 from wwt.parsers.copilot_cli import CopilotCliParser
 from wwt.parsers.cursor import CursorParser
 from wwt.parsers.gemini_cli import GeminiCliParser
@@ -55,15 +55,14 @@ def parser_for(path: Path | str) -> SessionParser | None:
     hands it to another agent's parser, and a file whose records are mostly nobody's is not claimed for one
     line that looks like a log's."""
     path = Path(path)
-    views = detection_views(path)
     votes: dict[int | None, int] = {}
     first_view: dict[int | None, int] = {}
-    for position, view in enumerate(views):
+    for position, view in enumerate(detection_views(path)):
         index = _first_accepting(path, view)
         votes[index] = votes.get(index, 0) + 1
         first_view.setdefault(index, position)
         ranked = sorted(votes.values(), reverse=True) + [0]
-        if ranked[0] - ranked[1] > len(views) - position - 1:
+        if ranked[0] - ranked[1] > DETECT_RECORDS - position - 1:
             break  # the leader can no longer be caught
     claimed = [i for i in votes if i is not None]
     if not claimed:

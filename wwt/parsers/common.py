@@ -37,63 +37,67 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         return b""
 
 
-def detection_views(path: Path, head: bytes | None = None, records: int = DETECT_RECORDS) -> list[bytes]:
+def detection_views(path: Path, head: bytes | None = None, records: int = DETECT_RECORDS) -> Iterator[bytes]:
     """The heads ``detect`` is asked about, so that no single first line decides a file's platform.
 
-    Not JSONL: the head alone (a UTF-8 byte-order mark dropped). JSONL: the head from each of its first
-    ``records`` whole, parseable JSON-object lines on (blank, undecodable and cut lines are skipped, never a
-    start); when the first line is longer than the head, the lines after it (found within
-    ``DETECT_SKIP_LIMIT`` bytes) are used as well. Each view is judged by its own first record; the registry
-    counts the votes. Never raises."""
+    Not JSONL: the head alone (a UTF-8 byte-order mark dropped). JSONL: ``HEAD_BYTES`` from each of the file's
+    first ``records`` record lines (found within ``DETECT_SKIP_LIMIT`` bytes): a line that parses as a JSON
+    object, or one longer than a head that opens like one. Blank, undecodable and cut lines are never a
+    start. Each view is judged by its own first record; the registry counts the votes. Never raises."""
     if head is None:
         head = read_head(path)
     if head.startswith(_BOM):
         head = head[len(_BOM):]
     if not path.name.endswith(".jsonl"):
-        return [head]
-    views = _record_views(head, records)
-    if b"\n" not in head and len(head) >= HEAD_BYTES - len(_BOM):
-        views += _record_views(_head_after_first_line(path), records - len(views))
-    return views or [head]
-
-
-def _record_views(head: bytes, records: int) -> list[bytes]:
-    views: list[bytes] = []
-    start = 0
-    while records > len(views):
-        end = head.find(b"\n", start)
-        if end < 0:
-            break  # the last line is cut by the end of the head: only the whole-head view sees it
-        line = head[start:end].strip()
-        if line.startswith(b"{") and line.endswith(b"}"):
-            try:
-                if isinstance(json.loads(line), dict):
-                    views.append(head[start:])
-            except (ValueError, RecursionError):  # includes invalid UTF-8
-                pass
-        start = end + 1
-    if not views and head.strip():
-        views.append(head)  # no whole record in the head (one long first line): judged as it is
-    return views
-
-
-def _head_after_first_line(path: Path, limit: int = DETECT_SKIP_LIMIT) -> bytes:
-    """``HEAD_BYTES`` from the line after the first newline (within ``limit`` bytes), or b""."""
+        yield head
+        return
+    found = 0
     try:
         with open(path, "rb") as fh:
-            read = 0
-            while read < limit:
-                chunk = fh.read(_SKIP_CHUNK)
-                if not chunk:
-                    return b""
-                cut = chunk.find(b"\n")
-                if cut >= 0:
-                    fh.seek(read + cut + 1)
-                    return fh.read(HEAD_BYTES)
-                read += len(chunk)
+            for start in _line_starts(fh):
+                if start == 0:
+                    view = head
+                else:
+                    fh.seek(start)
+                    view = fh.read(HEAD_BYTES)
+                if _opens_record(view):
+                    found += 1
+                    yield view
+                    if found == records:
+                        return
     except OSError:
         pass
-    return b""
+    if not found:
+        yield head
+
+
+def _line_starts(fh: Any, limit: int = DETECT_SKIP_LIMIT) -> Iterator[int]:
+    """Offsets of the line starts in the first ``limit`` bytes (read in chunks; the caller may seek)."""
+    yield 0
+    position = 0
+    while position < limit:
+        fh.seek(position)
+        chunk = fh.read(min(_SKIP_CHUNK, limit - position))
+        if not chunk:
+            return
+        cut = chunk.find(b"\n")
+        while cut >= 0:
+            yield position + cut + 1
+            cut = chunk.find(b"\n", cut + 1)
+        position += len(chunk)
+
+
+def _opens_record(view: bytes) -> bool:
+    end = view.find(b"\n")
+    if end < 0:  # the line is longer than a head (or the file's cut last line): judged by how it opens
+        return len(view) >= HEAD_BYTES - len(_BOM) and view.lstrip().startswith(b"{")
+    line = view[:end].strip()
+    if not (line.startswith(b"{") and line.endswith(b"}")):
+        return False
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):  # includes invalid UTF-8
+        return False
 
 
 def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
