@@ -183,3 +183,16 @@ def test_a_prompt_line_written_twice_is_not_a_rewind(tmp_path):
                         b"".join(lines) + lines[index])
         sessions, _ = parse_file(copied)
         assert not (_messages(expected) - _messages(sessions)), f"prompt line {index} repeated"
+
+
+def test_records_of_another_agent_spliced_after_a_claude_system_line_do_not_take_the_file(tmp_path):
+    """A Claude transcript opening with a ``system`` line (no message) keeps its owner when two Codex
+    records were spliced in right after it."""
+    source = REAL_FIXTURES / "claude-code" / "agent-sessions__0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f.jsonl"
+    lines = _lines(source.read_bytes())
+    assert json.loads(lines[0])["type"] == "system" and "message" not in json.loads(lines[0])
+    spliced = lines[0] + CODEX_LINE + b"\n" + CODEX_LINE + b"\n" + b"".join(lines[1:])
+    sessions, report = parse_file(_place(tmp_path, Log("claude", source, "w/a.jsonl", "claude-code"), spliced))
+    expected, _ = run_parser(next(p for p in PARSERS if p.platform == "claude-code"), source)
+    assert report.platform == "claude-code"
+    assert _messages(sessions) == _messages(expected)

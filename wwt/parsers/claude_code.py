@@ -262,7 +262,7 @@ def _content_verdict(head: bytes) -> bool | None:
                     continue
                 return True
             if "payload" in obj or "projectHash" in obj or "messages" in obj:
-                return False  # Codex envelope / Gemini header
+                return bool(leaning)  # Codex envelope / Gemini header (after a Claude line: spliced in)
             return leaning
         if _PARTS_MESSAGE_RE.search(line):
             return False
