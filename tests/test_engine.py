@@ -95,7 +95,7 @@ def quick_status(env: dict[str, str]) -> dict:
     ingest turn, which a `wwt engine status` process under load can miss."""
     try:
         return raw_call(env, {"op": "status", "key": ipc.engine_key(env)}, timeout=5) or {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, ipc.FrameError):
         return {}
 
 
