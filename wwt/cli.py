@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
+import threading
 from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -378,13 +379,29 @@ _register_engine(app)
 # ---------------------------------------------------------------------------------------------- entry point
 
 
+_COMMAND: Any = None
+_COMMAND_LOCK = threading.Lock()
+
+
+def _command() -> Any:
+    """The click command typer builds from ``app``, built once per process. ``app(...)`` rebuilds it (every
+    parameter's signature and type adapters) on each call: in the engine, which runs ``main`` per request,
+    that was about half of a warm search's time. (``app(...)`` also installs typer's excepthook, which with
+    ``pretty_exceptions_enable=False`` only hands over to the default one.)"""
+    global _COMMAND
+    with _COMMAND_LOCK:
+        if _COMMAND is None:
+            _COMMAND = typer.main.get_command(app)
+        return _COMMAND
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console script. Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted."""
     debug = bool(engine_context.getenv("WWT_DEBUG"))
     click = _click_exceptions()
     try:
         # not standalone: a bad command line comes back here as a click error, printed as one line below
-        code = app(args=argv, prog_name="wwt", standalone_mode=False)
+        code = _command()(args=argv, prog_name="wwt", standalone_mode=False)
     except click.NoArgsIsHelpError as exc:
         typer.echo(exc.ctx.get_help() if exc.ctx else "", nl=False)
         sys.exit(2)

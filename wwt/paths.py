@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the thin client's start-up)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def data_dir_name() -> str:
+    """The data dir's path as text, without pathlib: the engine's thin client (``wwt search`` with an engine
+    running) needs only this, and pathlib's imports are a noticeable part of its start-up."""
+    raw = os.environ.get("WWT_HOME")
+    return os.path.expanduser(raw) if raw else os.path.join(os.path.expanduser("~"), ".wwt")
 
 
 def data_dir(create: bool = True) -> Path:
     """The data dir (``$WWT_HOME`` or ``~/.wwt``), created 0700 on first use."""
-    raw = os.environ.get("WWT_HOME")
-    path = Path(raw).expanduser() if raw else Path.home() / ".wwt"
+    from pathlib import Path
+
+    path = Path(data_dir_name())
     if create and not path.exists():
         path.mkdir(parents=True, exist_ok=True)
         os.chmod(path, 0o700)

@@ -8,19 +8,25 @@ every command did before the engine existed, after at most one line on stderr.
 
 Start on demand: a client that finds no engine starts one detached (``python -m wwt.engine.server``); the
 engine takes a lock before it binds the socket, so when several clients race exactly one engine survives and
-all of them connect to it. The first request waits for the engine's warm-up instead of loading a second copy."""
+all of them connect to it. The first request waits for the engine's warm-up instead of loading a second copy.
+
+Start-up matters here: ``wwt search`` against a warm engine is mostly this process starting, so it imports only
+``ipc`` (see there) and ``json``/``os``/``sys``/``time``; ``threading`` (the MCP pipe) and ``subprocess``
+(starting an engine) load when used."""
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
-import threading
 import time
-from typing import Any
 
 from wwt.engine import ipc
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import socket
+    from typing import Any
 
 CLI_SERVED = frozenset({"search", "show", "status"})  # commands the engine runs; the rest run in-process
 CLI_STARTS_ENGINE = frozenset({"search"})  # show/status use a running engine but do not start one for that
@@ -54,10 +60,10 @@ def location() -> ipc.Location | None:
 
 def connect(loc: ipc.Location) -> socket.socket | None:
     """A connection to the running engine, or None (no socket file, or a stale one nobody listens on)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = ipc.unix_socket()
     sock.settimeout(CONNECT_TIMEOUT_S)
     try:
-        sock.connect(str(loc.socket))
+        sock.connect(loc.socket_path)
     except OSError:
         sock.close()
         return None
@@ -89,7 +95,7 @@ def obtain(loc: ipc.Location, start: bool, purpose: str = "cli") -> socket.socke
     sock = connect(loc)
     if sock is not None or not start:
         return sock
-    proc = None if ipc.lock_held(loc.lock) else spawn(loc, purpose)
+    proc = None if ipc.lock_held(loc.lock_path) else spawn(loc, purpose)
     deadline = time.monotonic() + _float_env("WWT_ENGINE_START_S", 20.0)
     delay = 0.005
     while time.monotonic() < deadline:
@@ -98,14 +104,14 @@ def obtain(loc: ipc.Location, start: bool, purpose: str = "cli") -> socket.socke
         sock = connect(loc)
         if sock is not None:
             return sock
-        if proc is not None and proc.poll() is not None and not ipc.lock_held(loc.lock):
+        if proc is not None and proc.poll() is not None and not ipc.lock_held(loc.lock_path):
             return connect(loc)  # ours gave up and nobody else holds the lock: no engine is coming
     return None
 
 
 def wait_for_exit(loc: ipc.Location, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
-    while ipc.lock_held(loc.lock):
+    while ipc.lock_held(loc.lock_path):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
@@ -119,14 +125,14 @@ def _exchange(sock: socket.socket, request: dict[str, Any], timeout: float) -> d
 
 
 def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False, purpose: str = "cli",
-         timeout: float | None = None) -> dict[str, Any] | None:
+         timeout: float | None = None, loc: ipc.Location | None = None) -> dict[str, Any] | None:
     """One request/reply with the engine; None when there is no engine (and ``start`` is False or it could
     not start). A version skew makes the old engine exit; the request then goes to a fresh one. Raises
     ``EngineLost`` when the engine died (or went silent past ``timeout``) during the request."""
-    loc = location()
+    loc = loc or location()
     if loc is None:
         return None
-    request = {"op": op, "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": str(loc.home),
+    request = {"op": op, "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": loc.home_path,
                **(payload or {})}
     timeout = _float_env("WWT_ENGINE_TIMEOUT_S", 120.0) if timeout is None else timeout
     for _attempt in range(2):
@@ -192,12 +198,12 @@ def cli_request(argv: list[str]) -> dict[str, Any]:
 
 def run_cli(argv: list[str]) -> int | None:
     """Run ``wwt <argv>`` in the engine; its exit code, or None to run it in-process instead."""
-    if not argv or argv[0] not in CLI_SERVED or location() is None:
+    if not argv or argv[0] not in CLI_SERVED or (loc := location()) is None:
         return None
-    if not (ipc.data_dir() / "wwt.sqlite3").exists():
+    if not os.path.exists(os.path.join(loc.home_path, "wwt.sqlite3")):
         return None  # nothing archived yet: the in-process command says so without starting an engine
     try:
-        reply = call("cli", cli_request(argv), start=argv[0] in CLI_STARTS_ENGINE)
+        reply = call("cli", cli_request(argv), start=argv[0] in CLI_STARTS_ENGINE, loc=loc)
     except EngineLost as exc:
         _note(f"the engine stopped during the request ({exc}); answering in-process")
         return None
@@ -233,7 +239,7 @@ def stop(timeout: float = 10.0) -> dict[str, Any] | None:
         reply = call("stop", start=False, timeout=timeout)
     except EngineLost:
         reply = None
-    if reply is None and not ipc.lock_held(loc.lock):
+    if reply is None and not ipc.lock_held(loc.lock_path):
         return None
     wait_for_exit(loc, timeout)
     return reply or {}
@@ -258,7 +264,7 @@ def nudge() -> str | None:
         try:
             sock.settimeout(0.2)
             ipc.send(sock, {"op": "nudge", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL,
-                            "home": str(loc.home)})
+                            "home": loc.home_path})
             reply = ipc.recv(sock, ipc.MAX_REQUEST_BYTES)
             if reply is not None and "skew" not in reply:
                 return f"nudged engine {reply.get('pid')}"
@@ -266,7 +272,7 @@ def nudge() -> str | None:
             pass
         finally:
             sock.close()
-    if ipc.lock_held(loc.lock):
+    if ipc.lock_held(loc.lock_path):
         return "engine starting or exiting; it reads the queue when it starts"
     proc = spawn(loc, "ingest")
     return f"started engine {proc.pid}" if proc is not None else None
@@ -280,6 +286,8 @@ class _Pipe:
     that were in flight are sent again (every wwt tool is safe to repeat: reads, or an idempotent ingest)."""
 
     def __init__(self, loc: ipc.Location, hello: dict[str, Any]) -> None:
+        import threading
+
         self.loc = loc
         self.hello = hello
         self.lock = threading.Lock()
@@ -360,7 +368,7 @@ class _Pipe:
             sock = self.sock
         try:
             if sock is not None:
-                sock.shutdown(socket.SHUT_WR)
+                sock.shutdown(ipc.SHUT_WR)
         except OSError:
             pass
 
@@ -397,10 +405,12 @@ class _Pipe:
                 return False
             self.sock = sock
             if self.stdin_closed:
-                sock.shutdown(socket.SHUT_WR)
+                sock.shutdown(ipc.SHUT_WR)
         return True
 
     def run(self) -> int:
+        import threading
+
         threading.Thread(target=self.pump_stdin, name="wwt-mcp-stdin", daemon=True).start()
         buffer = b""
         while True:
@@ -441,7 +451,7 @@ def mcp_pipe() -> int | None:
     except OSError:
         cwd = "/"
     env = {name: os.environ[name] for name in ipc.MCP_ENV if name in os.environ}
-    hello = {"op": "mcp", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": str(loc.home), "cwd": cwd,
+    hello = {"op": "mcp", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": loc.home_path, "cwd": cwd,
              "env": env}
     pipe = _Pipe(loc, hello)
     pipe.sock = pipe.open()

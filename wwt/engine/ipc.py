@@ -7,27 +7,40 @@ each ``WWT_HOME`` gets its own engine and the socket path stays far below the ~1
 ``<key>.sock`` (0600), ``<key>.lock`` (flock held by the live engine) and ``<key>.json`` (pid, version).
 
 A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON. Requests are bounded by
-``MAX_REQUEST_BYTES``, replies by ``MAX_REPLY_BYTES``."""
+``MAX_REQUEST_BYTES``, replies by ``MAX_REPLY_BYTES``.
+
+What a thin client imports is what ``wwt search`` waits for before it can ask (issue 12's latency target), so
+this module imports only what that needs: ``json``, ``os``, ``sys``, ``zlib`` and the ``_socket`` core that
+``socket`` wraps (``socket`` itself adds its enum conversions and ``selectors``; pathlib and typing are left out
+too). Paths are kept as text; ``Location`` hands out ``Path`` objects to the engine and tests on request."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import socket
 import stat
-import struct
 import sys
 import zlib
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+
+try:  # the C socket type ``socket.socket`` subclasses: connect, sendall, recv, settimeout, shutdown, close
+    import _socket as socket_core
+except ImportError:  # pragma: no cover - an interpreter without it
+    import socket as socket_core  # type: ignore[no-redef]
+
+SHUT_WR = socket_core.SHUT_WR
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any
 
 PROTOCOL = 1
 MAX_REQUEST_BYTES = 1 << 20
 MAX_REPLY_BYTES = 64 << 20
 MAX_SOCKET_PATH = 100  # sun_path is 104 bytes on macOS, 108 on Linux
-_HEADER = struct.Struct(">I")
+HEADER_BYTES = 4  # big-endian frame length
 # Settings read from the environment at start that change what the engine answers or stores: a client whose
 # values differ is answered in-process (the key is checked on every request; see ``newer_version``).
 KEY_ENV = ("WWT_MODEL_DIR", "WWT_MODEL_MANIFEST", "WWT_REDACT")
@@ -50,7 +63,12 @@ def enabled() -> bool:
     """``WWT_ENGINE=off`` (or a platform without Unix sockets) runs everything in-process."""
     if os.environ.get("WWT_ENGINE", "").strip().lower() in OFF_VALUES:
         return False
-    return hasattr(socket, "AF_UNIX") and os.name == "posix" and hasattr(os, "getuid")
+    return hasattr(socket_core, "AF_UNIX") and os.name == "posix" and hasattr(os, "getuid")
+
+
+def unix_socket() -> socket.socket:
+    """A new Unix stream socket (the C type; it has every method a client uses)."""
+    return socket_core.socket(socket_core.AF_UNIX, socket_core.SOCK_STREAM)
 
 
 def data_dir() -> Path:
@@ -74,6 +92,8 @@ def newer_version(client_key: str, engine_key_: str) -> bool:
     """Does the client run a newer wwt than the engine? Then the engine steps down for a fresh one (an
     upgrade). An older client, or one with other settings, runs in-process instead, so two kinds of clients
     never keep replacing each other's engine."""
+    import re
+
     def parts(key: str) -> tuple[int, ...]:
         return tuple(int(n) for n in re.findall(r"\d+", key.split("|", 1)[0]))
 
@@ -86,10 +106,10 @@ def _digest(data: bytes) -> str:
     return f"{zlib.crc32(data):08x}{zlib.crc32(data[::-1], 0x9E3779B9):08x}"
 
 
-def ensure_private_dir(path: Path) -> Path:
+def ensure_private_dir(path: str | Path) -> str | Path:
     """Create ``path`` 0700 or accept it only if it is a real folder owned by us; tighten a loose mode."""
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.makedirs(path, mode=0o700, exist_ok=True)
         info = os.lstat(path)
     except OSError as exc:
         raise EngineUnavailable(f"cannot use runtime folder {path}: {exc.strerror}") from None
@@ -100,14 +120,14 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def _runtime_base() -> Path:
+def _runtime_base() -> str:
     raw = os.environ.get("WWT_RUNTIME_DIR")
     if raw:
-        return Path(raw)
+        return raw
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
-        return Path(xdg) / "wwt"
-    return Path(_tmp()) / f"wwt-{os.getuid()}"
+        return os.path.join(xdg, "wwt")
+    return os.path.join(_tmp(), f"wwt-{os.getuid()}")
 
 
 def _tmp() -> str:
@@ -119,28 +139,52 @@ def _tmp() -> str:
     return "/tmp"
 
 
-def key_of(home: Path) -> str:
+def key_of(home: str | Path) -> str:
     return _digest(os.path.realpath(home).encode("utf-8", "surrogateescape"))
 
 
 class Location:
-    """The engine files for one data dir."""
+    """The engine files for one data dir: ``home_path``, ``dir_path``, ``socket_path``, ``lock_path`` and
+    ``info_path`` as text (what the thin client uses), and the same as ``Path`` objects (``home``, ``dir``,
+    ``socket``, ``lock``, ``info``) for the engine and tests."""
 
-    def __init__(self, home: Path | None = None, base: Path | None = None) -> None:
-        self.home = home if home is not None else data_dir()
-        base = base if base is not None else _runtime_base()
-        name = key_of(self.home)
-        if len(os.fsencode(str(base / f"{name}.sock"))) > MAX_SOCKET_PATH:
-            base = Path(_tmp()) / f"wwt-{os.getuid()}"  # a long runtime dir: a short one
-            if len(os.fsencode(str(base / f"{name}.sock"))) > MAX_SOCKET_PATH:
+    def __init__(self, home: str | Path | None = None, base: str | Path | None = None) -> None:
+        from wwt import paths
+
+        self.home_path = os.fspath(home) if home is not None else paths.data_dir_name()
+        base = os.fspath(base) if base is not None else _runtime_base()
+        name = key_of(self.home_path)
+        if len(os.fsencode(os.path.join(base, f"{name}.sock"))) > MAX_SOCKET_PATH:
+            base = os.path.join(_tmp(), f"wwt-{os.getuid()}")  # a long runtime dir: a short one
+            if len(os.fsencode(os.path.join(base, f"{name}.sock"))) > MAX_SOCKET_PATH:
                 raise EngineUnavailable("no runtime folder short enough for a Unix socket path")
-        self.dir = base
-        self.socket = base / f"{name}.sock"
-        self.lock = base / f"{name}.lock"
-        self.info = base / f"{name}.json"
+        self.dir_path = base
+        self.socket_path = os.path.join(base, f"{name}.sock")
+        self.lock_path = os.path.join(base, f"{name}.lock")
+        self.info_path = os.path.join(base, f"{name}.json")
+
+    @property
+    def home(self) -> Path:
+        return _path(self.home_path)
+
+    @property
+    def dir(self) -> Path:
+        return _path(self.dir_path)
+
+    @property
+    def socket(self) -> Path:
+        return _path(self.socket_path)
+
+    @property
+    def lock(self) -> Path:
+        return _path(self.lock_path)
+
+    @property
+    def info(self) -> Path:
+        return _path(self.info_path)
 
     def prepare(self) -> Location:
-        ensure_private_dir(self.dir)
+        ensure_private_dir(self.dir_path)
         return self
 
     def read_info(self) -> dict[str, Any]:
@@ -151,7 +195,13 @@ class Location:
         return data if isinstance(data, dict) else {}
 
 
-def lock_held(path: Path) -> bool:
+def _path(text: str) -> Path:
+    from pathlib import Path
+
+    return Path(text)
+
+
+def lock_held(path: str | Path) -> bool:
     """True when some process holds the flock on ``path`` (a live or starting engine)."""
     import fcntl
 
@@ -175,7 +225,7 @@ def lock_held(path: Path) -> bool:
 
 def encode(obj: dict[str, Any]) -> bytes:
     data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    return _HEADER.pack(len(data)) + data
+    return len(data).to_bytes(HEADER_BYTES, "big") + data
 
 
 def send(sock: socket.socket, obj: dict[str, Any]) -> None:
@@ -194,11 +244,11 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes:
 
 def recv(sock: socket.socket, limit: int) -> dict[str, Any] | None:
     """The next frame, or None when the peer closed the connection between frames."""
-    first = sock.recv(_HEADER.size)
+    first = sock.recv(HEADER_BYTES)
     if not first:
         return None
-    header = first + (_read_exactly(sock, _HEADER.size - len(first)) if len(first) < _HEADER.size else b"")
-    (length,) = _HEADER.unpack(header)
+    header = first + (_read_exactly(sock, HEADER_BYTES - len(first)) if len(first) < HEADER_BYTES else b"")
+    length = int.from_bytes(header, "big")
     if length > limit:
         raise FrameError(f"frame of {length} bytes is over the {limit}-byte limit")
     try:
@@ -215,6 +265,9 @@ def recv(sock: socket.socket, limit: int) -> dict[str, Any] | None:
 
 def peer_uid(sock: socket.socket) -> int | None:
     """The uid of the process at the other end, or None where the platform cannot tell."""
+    import socket
+    import struct
+
     if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         return struct.unpack("3i", creds)[1]
