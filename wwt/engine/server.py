@@ -131,6 +131,7 @@ class Engine:
         self.socket_ino = os.stat(loc.socket).st_ino
         self.memory = Memory(self.home)
         self._mcp: Any = None
+        self._height: int | None = None
         self._mcp_lock = threading.Lock()
         context.SHARED["memory"] = self.memory
         context.install_routers()
@@ -322,9 +323,11 @@ class Engine:
         width = int(request.get("width") or 80)
         out, err = io.StringIO(), io.StringIO()
 
+        height = self._console_height()
+
         def console(buffer: io.StringIO, color: Any, tty_key: str) -> Console:
             tty = env.get(tty_key) == "1"
-            return Console(file=buffer, highlight=False, width=width, force_terminal=tty,
+            return Console(file=buffer, highlight=False, width=width, height=height, force_terminal=tty,
                            color_system=color if tty else None, no_color="NO_COLOR" in env, legacy_windows=False)
 
         client = context.Client(cwd=str(request.get("cwd") or "/"), env=env,
@@ -346,6 +349,15 @@ class Engine:
         finally:
             context.CURRENT.reset(token)
         return {"ok": True, "code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+    def _console_height(self) -> int:
+        """The height a request's console would find (the engine's own: no terminal, so ``LINES`` or 25),
+        worked out once: given only a width, rich asks the OS for the terminal size on every line it prints."""
+        if self._height is None:
+            from rich.console import Console
+
+            self._height = Console(file=io.StringIO()).size.height
+        return self._height
 
     def serve_mcp(self, conn: socket.socket, hello: dict[str, Any]) -> None:
         """One MCP session over this connection, with the agent's folder and session env."""
