@@ -282,13 +282,16 @@ def log_line(message: str) -> None:
 
 
 def worker_running(data_dir: Path) -> bool:
-    """The worker (or the engine's ingest thread) holds an exclusive flock on worker.lock for its whole life."""
+    """The worker (or the engine's ingest thread) holds an exclusive flock on worker.lock for its whole life;
+    one a hook spawned moments ago has not taken it yet (``worker_starting``)."""
     from wwt.engine.ipc import lock_held
 
     try:
-        return lock_held(data_dir / WORKER_LOCK)
+        if lock_held(data_dir / WORKER_LOCK):
+            return True
     except ImportError:  # pragma: no cover - not POSIX: let the worker's own lock sort it out
         return False
+    return worker_starting(data_dir)
 
 
 def worker_starting(data_dir: Path, now: float | None = None) -> bool:
