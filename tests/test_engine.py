@@ -374,6 +374,20 @@ def _stats(home: Path) -> tuple[int, int, int]:
         return s["sessions"], s["messages"], store.queue_size()
 
 
+def _claimed_rows(home: Path) -> int:
+    """Queue rows an ingest turn has claimed and not finished: the engine is in the middle of an ingest."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{home / 'wwt.sqlite3'}?mode=ro", uri=True, timeout=0.5)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM ingest_queue WHERE claimed_at IS NOT NULL").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
 def _hook(env: dict[str, str], transcript: Path, session_id: str) -> float:
     payload = json.dumps({"session_id": session_id, "transcript_path": str(transcript), "cwd": "/",
                           "hook_event_name": "Stop"})
@@ -413,7 +427,7 @@ def test_engine_killed_during_an_ingest_loses_nothing(tmp_path, runtime, model_d
         shutil.copy(log, copies[-1])
     for i, copy in enumerate(copies):
         _hook(env, copy, f"s{i}")
-    assert wait_for(lambda: quick_status(env).get("ingesting"), 120, 0.02)  # a socket call, not a process
+    assert wait_for(lambda: _claimed_rows(home) > 0 or quick_status(env).get("ingesting"), 120, 0.01)
     victim = engine_pids(runtime)[0]
     os.kill(victim, signal.SIGKILL)
     assert wait_for(lambda: not alive(victim), 10)
