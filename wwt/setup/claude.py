@@ -15,6 +15,8 @@ from wwt.setup.common import (
     json_mcp_edit,
     json_registered_hooks,
     json_registered_mcp,
+    mcp_cli_add,
+    mcp_cli_remove,
     stdio_entry,
 )
 from wwt.setup.configfile import FileEdit, json_transform
@@ -23,6 +25,7 @@ from wwt.setup.state import SetupState
 PLATFORM = "claude-code"
 LABEL = "Claude Code"
 BINARY = "claude"
+CLI_SCOPE = ("--scope", "user")
 EVENTS = ("Stop", "SessionEnd")
 HOOK_TIMEOUT_S = 10
 
@@ -65,12 +68,11 @@ def registered_mcp() -> dict[str, Any] | None:
 
 
 def cli_add(argv: list[str], env: dict[str, str]) -> list[str]:
-    envs = [x for k, v in sorted(env.items()) for x in ("-e", f"{k}={v}")]
-    return [BINARY, "mcp", "add", "--scope", "user", *envs, SERVER_NAME, "--", *argv]
+    return mcp_cli_add(BINARY, SERVER_NAME, argv, env, CLI_SCOPE, separator=True)
 
 
 def cli_remove() -> list[str]:
-    return [BINARY, "mcp", "remove", "--scope", "user", SERVER_NAME]
+    return mcp_cli_remove(BINARY, SERVER_NAME, CLI_SCOPE)
 
 
 def registered_hooks() -> dict[str, list[dict[str, Any]]]:

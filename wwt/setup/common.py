@@ -252,3 +252,16 @@ def mcp_matches(found: dict[str, Any] | None, argv: list[str], env: dict[str, st
     return bool(found) and found.get("command") == argv[0] and list(found.get("args", [])) == argv[1:] and (
         dict(found.get("env") or {}) == env
     )
+
+
+def mcp_cli_add(binary: str, server: str, argv: list[str], env: dict[str, str], scope: tuple[str, ...],
+                separator: bool = False) -> list[str]:
+    """``<agent> mcp add`` for the agents whose CLI takes ``-e KEY=VALUE`` (Claude Code, Gemini CLI, Qwen
+    Code); ``separator`` puts ``--`` before the server's argv (Claude's parser needs it)."""
+    envs = [x for k, v in sorted(env.items()) for x in ("-e", f"{k}={v}")]
+    return [binary, "mcp", "add", *scope, *envs, server, *(["--"] if separator else []), *argv]
+
+
+def mcp_cli_remove(binary: str, server: str, scope: tuple[str, ...]) -> list[str]:
+    return [binary, "mcp", "remove", *scope, server]
+

@@ -14,6 +14,8 @@ from wwt.setup.common import (
     json_mcp_edit,
     json_registered_hooks,
     json_registered_mcp,
+    mcp_cli_add,
+    mcp_cli_remove,
     stdio_entry,
 )
 from wwt.setup.configfile import FileEdit, json_transform, parse_json_object, read_text
@@ -22,6 +24,7 @@ from wwt.setup.state import SetupState
 PLATFORM = "gemini-cli"
 LABEL = "Gemini CLI"
 BINARY = "gemini"
+CLI_SCOPE = ("-s", "user")
 EVENTS = ("AfterAgent", "SessionEnd")
 HOOK_TIMEOUT_MS = 10000
 SWITCH = "gemini:hooksConfig.enabled"
@@ -83,12 +86,11 @@ def registered_mcp() -> dict[str, Any] | None:
 
 
 def cli_add(argv: list[str], env: dict[str, str]) -> list[str]:
-    envs = [x for k, v in sorted(env.items()) for x in ("-e", f"{k}={v}")]
-    return [BINARY, "mcp", "add", "-s", "user", *envs, SERVER_NAME, *argv]
+    return mcp_cli_add(BINARY, SERVER_NAME, argv, env, CLI_SCOPE)
 
 
 def cli_remove() -> list[str]:
-    return [BINARY, "mcp", "remove", "-s", "user", SERVER_NAME]
+    return mcp_cli_remove(BINARY, SERVER_NAME, CLI_SCOPE)
 
 
 def registered_hooks() -> dict[str, list[dict[str, Any]]]:
