@@ -402,15 +402,20 @@ def code_names(text: str, start: int = 0, end: int | None = None, limit_chars: i
     """Distinct identifier-shaped words of ``text[start:end]`` in order of first appearance, space-joined, at
     most ``limit_chars`` long. A word cut by ``start`` or ``end`` is not a name and is left out."""
     end = len(text) if end is None else end
+    # The words are found by the C regex engine and de-duplicated by dict.fromkeys (first appearance kept):
+    # a cut middle can be megabytes of mostly repeated plain words, too many to visit one match at a time.
+    words = _NAME_RE.findall(text, start, end)
+    if not words:
+        return ""
+    last_cut = end < len(text) and _is_word(text[end]) and text.endswith(words[-1], start, end)
+    first = _NAME_RE.search(text, start, end)
+    first_cut = first is not None and first.start() == start > 0 and _is_word(text[start - 1])
+    words = words[1 if first_cut else 0: len(words) - 1 if last_cut else len(words)]
     seen: set[str] = set()
     out: list[str] = []
     size = 0
-    for match in _NAME_RE.finditer(text, start, end):
-        if (match.start() == start > 0 and _is_word(text[start - 1])) or (
-            match.end() == end < len(text) and _is_word(text[end])
-        ):
-            continue
-        name = match.group().strip("._$")
+    for word in dict.fromkeys(words):
+        name = word.strip("._$")
         if not 4 <= len(name) <= 64 or name in seen or not _NAME_SHAPE_RE.search(name):
             continue
         if size + len(name) + 1 > limit_chars:
