@@ -8,12 +8,13 @@ import hashlib
 import shutil
 import sqlite3
 import threading
+import tracemalloc
 from functools import partial
 from pathlib import Path
 
 from parser_helpers import all_text, counts, run_parser, user_texts
 
-from wwt.models import FLAG_ERROR
+from wwt.models import FLAG_ERROR, ParseReport
 from wwt.parsers import discover, parse_file, parser_for
 from wwt.parsers.common import read_head
 from wwt.parsers.opencode import OpenCodeParser
@@ -158,3 +159,59 @@ def test_message_and_part_records_are_claimed_by_no_parser():
     assert len(records) == 6  # two messages, four parts
     assert all(parser_for(p) is None for p in records)
     assert parser_for(SQL) is None
+
+
+def _store_of_copies(path: Path, copies: int) -> Path:
+    """The fixture's sessions copied ``copies`` times with fresh ids into one ``opencode.db`` (a real store
+    holds many sessions of ordinary length)."""
+    conn = sqlite3.connect(path)
+    conn.executescript(SQL.read_text())
+    for n in range(1, copies):
+        tag = f"_c{n}"
+        conn.execute("INSERT INTO session SELECT id || ?1, project_id, workspace_id, parent_id || ?1, slug,"
+                     " directory, path, title, version, share_url, summary_additions, summary_deletions,"
+                     " summary_files, summary_diffs, cost, tokens_input, tokens_output, tokens_reasoning,"
+                     " tokens_cache_read, tokens_cache_write, revert, permission, goal, agent, model,"
+                     " time_created + ?2, time_updated + ?2, time_compacting, time_archived"
+                     " FROM session WHERE id NOT LIKE '%\\_c%' ESCAPE '\\'", (tag, n))
+        conn.execute("INSERT INTO message SELECT id || ?1, session_id || ?1, time_created, time_updated, data"
+                     " FROM message WHERE id NOT LIKE '%\\_c%' ESCAPE '\\'", (tag,))
+        conn.execute("INSERT INTO part SELECT id || ?1, message_id || ?1, session_id || ?1, time_created,"
+                     " time_updated, data FROM part WHERE id NOT LIKE '%\\_c%' ESCAPE '\\'", (tag,))
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _peak_while_reading(path: Path) -> tuple[int, int]:
+    """Sessions read, and the peak of Python allocations while reading them one by one and dropping each (after
+    a first read, which fills the interpreter's own one-off tables)."""
+    sum(1 for _ in PARSER.parse(path, ParseReport(path=str(path))))
+    report = ParseReport(path=str(path))
+    tracemalloc.start()
+    try:
+        read = sum(1 for _ in PARSER.parse(path, report))
+        return read, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_store_is_read_one_session_at_a_time(tmp_path):
+    """Reader memory follows the largest session, not the store: 8× the sessions, about the same peak (reading
+    every row of every table at once grows with the store)."""
+    small, small_peak = _peak_while_reading(_store_of_copies(tmp_path / "small.db", 40))
+    large, large_peak = _peak_while_reading(_store_of_copies(tmp_path / "large.db", 320))
+    assert (small, large) == (2 * 40, 2 * 320)
+    assert large_peak < 1.5 * small_peak, (small_peak, large_peak)
+
+
+def test_every_copied_session_reads_like_the_original(tmp_path):
+    sessions, report = parse(_store_of_copies(tmp_path / "opencode.db", 3))
+    original, _ = _by_id(DB)
+    assert len(sessions) == 6 and report.bad_lines == 3  # msg_04's data, once per copy
+    for session in sessions:
+        source = original[session.session_id.split("_c")[0]]
+        assert [(m.role, m.kind, m.text, m.timestamp) for m in session.messages] == [
+            (m.role, m.kind, m.text, m.timestamp) for m in source.messages]
+        assert (session.title, session.cwd, session.parent_session_id is None) == (
+            source.title, source.cwd, source.parent_session_id is None)

@@ -5,6 +5,9 @@ Decisions:
 * The database is the app's live store: opened read-only through a ``file:…?mode=ro`` URI with ``query_only``
   and a short busy timeout, read in one pass, closed. A reader never blocks OpenCode's writer in WAL mode;
   when read-only opening fails (a read-only folder without the ``-shm`` file), ``immutable=1`` is tried.
+  Sessions are read one at a time (each one's messages and parts by session id, through OpenCode's
+  ``message(session_id, …)`` and ``part(message_id, …)`` indexes): memory follows a session, not the store.
+  Messages or parts of no session (never shown by OpenCode) are not read.
 * It is a whole-file source: every parse reads every session (ingest re-parses it when its size or mtime
   changes and diffs by message id); ``start_offset`` is ignored and ``requires_full_reparse`` is set.
 * A message is ``{role, …}`` with its parts: user text parts that are ``synthetic`` (file contents, tool
@@ -100,53 +103,60 @@ def open_readonly(path: Path) -> sqlite3.Connection:
         return conn
 
 
+SESSIONS_SQL = ("SELECT id, parent_id, directory, title, time_created, time_updated FROM session"
+                " ORDER BY time_created, id")
+MESSAGES_SQL = "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id"
+PARTS_SQL = ("SELECT p.id, p.message_id, p.data FROM message AS m JOIN part AS p ON p.message_id = m.id"
+             " WHERE m.session_id = ? ORDER BY m.time_created, m.id, p.id")  # both through OpenCode's indexes
+
+
 def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
+    """One session at a time: its messages and parts are fetched by session id (OpenCode's own indexes), so
+    memory follows the largest session, not the store."""
     try:
         conn = open_readonly(path)
     except sqlite3.Error as exc:
         report.note(f"cannot open database: {exc}"[:200])
         return
     try:
-        with conn:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if not {"session", "message", "part"} <= tables:
-                report.note("not an OpenCode database (no session/message/part tables)")
-                report.unknown_records += 1
-                return
-            sessions = conn.execute(
-                "SELECT id, parent_id, directory, title, time_created, time_updated FROM session"
-                " ORDER BY time_created, id"
-            ).fetchall()
-            messages = conn.execute(
-                "SELECT id, session_id, time_created, data FROM message ORDER BY session_id, time_created, id"
-            ).fetchall()
-            parts = conn.execute("SELECT id, message_id, data FROM part ORDER BY message_id, id").fetchall()
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"session", "message", "part"} <= tables:
+            report.note("not an OpenCode database (no session/message/part tables)")
+            report.unknown_records += 1
+            return
+        for sid, parent, directory, title, created, updated in conn.execute(SESSIONS_SQL):
+            info = {"id": sid, "parentID": parent, "directory": directory, "title": title,
+                    "time": {"created": created, "updated": updated}}
+            messages, parts_by_message = session_rows(conn, sid, report)
+            session = _build(path, info, messages, parts_by_message, report)
+            if session is not None:
+                yield session
     except sqlite3.Error as exc:
         report.note(f"database read error: {exc}"[:200])
-        return
     finally:
         conn.close()
+
+
+def session_rows(
+    conn: sqlite3.Connection, sid: str, report: ParseReport
+) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """One session's messages (in time order) and their parts by message id, decoded row by row."""
     parts_by_message: dict[str, list[dict[str, Any]]] = {}
-    for pid, mid, data in parts:
+    for pid, mid, data in conn.execute(PARTS_SQL, (sid,)):
         obj = _loads(data, report)
         if obj is not None:
             obj["id"] = pid
             parts_by_message.setdefault(mid, []).append(obj)
-    messages_by_session: dict[str, list[dict[str, Any]]] = {}
-    for mid, sid, created, data in messages:
+    messages: list[dict[str, Any]] = []
+    for mid, created, data in conn.execute(MESSAGES_SQL, (sid,)):
         obj = _loads(data, report)
         if obj is not None:
             obj["id"] = mid
             if not isinstance(obj.get("time"), dict):
                 obj["time"] = {}
             obj["time"].setdefault("created", created)
-            messages_by_session.setdefault(sid, []).append(obj)
-    for sid, parent, directory, title, created, updated in sessions:
-        info = {"id": sid, "parentID": parent, "directory": directory, "title": title,
-                "time": {"created": created, "updated": updated}}
-        session = _build(path, info, messages_by_session.get(sid, []), parts_by_message, report)
-        if session is not None:
-            yield session
+            messages.append(obj)
+    return messages, parts_by_message
 
 
 def _loads(data: Any, report: ParseReport) -> dict[str, Any] | None:
