@@ -8,7 +8,8 @@ transcript JSONL, Aider ``.aider.chat.history.md``, Cline ``ui_messages.json`` (
 RSS (with any children, ``_shared.run_tree_measured``) is its own:
 
   reader — the connector's own record reader as the parser calls it (JSONL lines and Markdown lines, dropped
-           as read; Cline's whole JSON list; OpenCode's rows, fetched per table): what must stay flat in file size
+           as read; Cline's JSON list entry by entry through a bounded window; OpenCode's rows one session at
+           a time): what must stay flat in file size
   parse  — ``parse_file`` (connector + noise rules + redaction), returning every kept message (grows with the
            kept text by design: one session = one list)
 
@@ -165,17 +166,18 @@ def read_records(platform: str, path: Path) -> int:
         with open(path, "rb") as fh:
             return sum(1 for _ in _lines(fh, report))
     if platform == "cline":
-        from wwt.parsers.common import load_json_file
+        from wwt.parsers.common import iter_json_list
 
-        return sum(1 for _ in load_json_file(path, report) or [])  # what parse_task reads: the whole list
-    from wwt.parsers.opencode import open_readonly
+        return sum(1 for _ in iter_json_list(path, report))  # what parse_task reads: the list, entry by entry
+    from wwt.parsers.opencode import SESSIONS_SQL, open_readonly, session_rows
 
-    conn = open_readonly(path)  # the rows _parse_db reads, the way it reads them (fetchall per table)
+    conn = open_readonly(path)  # the rows _parse_db reads, the way it reads them (one session at a time)
     try:
-        return sum(len(conn.execute(sql).fetchall()) for sql in (
-            "SELECT id, parent_id, directory, title, time_created, time_updated FROM session ORDER BY time_created, id",
-            "SELECT id, session_id, time_created, data FROM message ORDER BY session_id, time_created, id",
-            "SELECT id, message_id, data FROM part ORDER BY message_id, id"))
+        records = 0
+        for row in conn.execute(SESSIONS_SQL):
+            messages, parts = session_rows(conn, row[0], report)
+            records += 1 + len(messages) + sum(len(p) for p in parts.values())
+        return records
     finally:
         conn.close()
 

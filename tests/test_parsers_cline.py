@@ -4,15 +4,17 @@ JSON.stringify'd, the task as the first ``say: text``), expectations by hand; th
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+import pytest
 from parser_helpers import all_text, counts, run_parser, user_texts
 
-from wwt.models import FLAG_ERROR
+from wwt.models import FLAG_ERROR, ParseReport
 from wwt.parsers import discover, parser_for
 from wwt.parsers.cline import ClineParser
-from wwt.parsers.common import read_head
+from wwt.parsers.common import JSON_LIST_CHUNK, iter_json_list, read_head
 from wwt.parsers.roo_code import RooCodeParser
 
 OWN = Path(__file__).parent / "fixtures" / "cline"
@@ -60,3 +62,59 @@ def test_resume_is_a_whole_parse_and_discovery_follows_the_editor_folders(tmp_pa
     shutil.copytree(OWN / "rooveterinaryinc.roo-cline", storage / "rooveterinaryinc.roo-cline")
     found = sorted((p.parent.name, x.platform) for p, x in discover())
     assert found == [("1767950000000", "cline"), ("1767960000000", "roo-code")]
+
+
+def _entries() -> list:
+    return json.loads(CLINE.read_text(encoding="utf-8"))
+
+
+def _task_list(path: Path, copies: int, bad_at: int | None = None, bad: str = "") -> Path:
+    """The fixture's entries repeated ``copies`` times at later times, written as Cline writes the list
+    (JSON.stringify, one line), with ``bad`` spliced in before copy ``bad_at``."""
+    entries, pieces = _entries(), []
+    for n in range(copies):
+        if n == bad_at:
+            pieces.append(bad)
+        pieces += [json.dumps(dict(e, ts=e["ts"] + n * 100_000) if isinstance(e, dict) else e) for e in entries]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("[" + ",".join(pieces) + "]", encoding="utf-8")
+    return path
+
+
+def test_a_malformed_entry_in_a_list_longer_than_the_read_window_costs_only_itself(tmp_path):
+    copies = JSON_LIST_CHUNK // len(CLINE.read_bytes()) * 3  # about three read windows
+    clean = _task_list(tmp_path / "clean" / "tasks" / "1767950000000" / "ui_messages.json", copies)
+    torn = _task_list(tmp_path / "torn" / "tasks" / "1767950000000" / "ui_messages.json", copies, copies // 2,
+                      '{"ts":1767950000000,"type":"say","say":"text","text":}')
+    assert torn.stat().st_size > 2 * JSON_LIST_CHUNK
+    (whole,), clean_report = run_parser(ClineParser(), clean)
+    (kept,), report = run_parser(ClineParser(), torn)
+    assert [(m.role, m.kind, m.text, m.timestamp) for m in kept.messages] == [
+        (m.role, m.kind, m.text, m.timestamp) for m in whole.messages]
+    assert report.bad_lines == clean_report.bad_lines + 1 == copies + 1  # each copy's stray string, and the torn entry
+    assert report.lines == clean_report.lines + 1
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 7, 64, None])
+def test_streamed_entries_equal_a_whole_load_at_any_window_size(tmp_path, window):
+    """What ``json.load`` of the whole file gives (today's reader), entry by entry, however the reads cut it."""
+    tricky = tmp_path / "tricky.json"
+    tricky.write_text('\ufeff[ {"text": "a ] , } [ \\" \\\\", "n": [1, {"x": []}]} , -12.5e3, true, null,'
+                      ' "\u00e9\u4e2d\U0001F600", 0 ]\n', encoding="utf-8")
+    for path in (CLINE, ROO, tricky):
+        report = ParseReport(path=str(path))
+        assert list(iter_json_list(path, report, window)) == json.loads(path.read_text(encoding="utf-8-sig"))
+        assert (report.bad_lines, report.notes, report.end_offset) == (0, [], path.stat().st_size)
+
+
+def test_a_list_cut_short_keeps_the_entries_before_the_cut(tmp_path):
+    text = CLINE.read_text(encoding="utf-8").rstrip()
+    cut = tmp_path / "tasks" / "1767950000000" / "ui_messages.json"
+    cut.parent.mkdir(parents=True)
+    cut.write_text(text[: text.rindex('{"ts"') + 20], encoding="utf-8")  # the writer stopped inside the last entry
+    (session,), report = run_parser(ClineParser(), cut)
+    (whole,), _ = run_parser(ClineParser(), CLINE)
+    # everything but the last entry (the completion result); the stray string after it was never written
+    assert whole.messages[-1].text.startswith("plansCache now keys entries")
+    assert [m.text for m in session.messages] == [m.text for m in whole.messages[:-1]]
+    assert report.bad_lines == 1 and report.notes == ["JSON list cut short inside an entry"]

@@ -14,7 +14,9 @@ Decisions:
   ``command_output`` → tool result; ``error``/``diff_error`` → an error result. API bookkeeping
   (``api_req_started`` …), checkpoints and UI prompts are skipped silently.
 * The working folder is read from the first ``api_req_started`` request (``# Current Working Directory
-  (<path>)`` in the environment details the extension sends). The file is rewritten whole: parsed whole.
+  (<path>)`` in the environment details the extension sends). The file is rewritten whole: parsed whole, but
+  streamed entry by entry (``iter_json_list``), so a long task's list is never held at once and a malformed
+  entry costs only itself.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 from wwt.models import FLAG_ERROR, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
-from wwt.parsers.common import bound_text, iso_timestamp, load_json_file, nfc, render_tool_call
+from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, render_tool_call
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "cline"
@@ -84,15 +86,11 @@ def looks_like_task_log(path: Path, head: bytes) -> bool:
 
 
 def parse_task(path: Path, report: ParseReport, platform: str) -> Iterator[Session]:
-    data = load_json_file(path, report)
-    if not isinstance(data, list):
-        if data is not None:
-            report.unknown_records += 1
-            report.note("not a task message list: skipped")
-        return
     session = Session(session_id=path.parent.name, platform=platform, source_path=str(path))
     seen: dict[str, int] = {}
-    for index, raw in enumerate(data):
+    lines_before = report.lines
+    for raw in iter_json_list(path, report):
+        index = report.lines - lines_before  # the entry's place in the list, malformed entries included
         report.lines += 1
         if not isinstance(raw, dict) or raw.get("type") not in ("say", "ask"):
             report.bad_lines += 1

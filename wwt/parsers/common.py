@@ -3,6 +3,7 @@ flattening, tool-call/tool-result rendering. Pure and small so each rule can be 
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import unicodedata
@@ -251,6 +252,172 @@ def load_json_file(path: Path, report: ParseReport, max_bytes: int = 256 * 1024 
         report.bad_lines += 1
         report.note("malformed JSON")
         return None
+
+
+JSON_LIST_CHUNK = 1 << 20  # bytes read per refill of the window over a JSON list
+MAX_ENTRY_CHARS = 64 << 20  # one list entry may not hold the window open beyond this
+_WS = re.compile(r"[ \t\n\r]*")
+_DELIMITER = re.compile(r"[,\]]")
+_STRUCTURAL = re.compile(r'["\[\]{},]')
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_DECODER = json.JSONDecoder()
+
+
+class _Window:
+    """A sliding text window over a UTF-8 file: what was consumed is dropped at each refill, so memory is a
+    chunk plus the longest entry, whatever the file size."""
+
+    def __init__(self, fh: Any, report: ParseReport, chunk: int) -> None:
+        self.fh, self.report, self.chunk = fh, report, chunk
+        self.buf, self.pos, self.eof, self.read_bytes = "", 0, False, 0
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")("strict")  # a BOM is dropped
+
+    def fill(self) -> bool:
+        """Append the next chunk (at least as much as is still unread, so an entry spanning many chunks costs
+        linear time). False at end of file, when nothing more can come."""
+        if self.eof:
+            return False
+        raw = self.fh.read(max(self.chunk, len(self.buf) - self.pos))
+        self.read_bytes += len(raw)
+        self.eof = not raw
+        state = self.decoder.getstate()
+        try:
+            text = self.decoder.decode(raw, self.eof)
+        except UnicodeDecodeError:
+            self.report.bad_lines += 1
+            self.report.note("invalid UTF-8 (bad bytes replaced)")
+            self.decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")
+            self.decoder.setstate(state)
+            text = self.decoder.decode(raw, self.eof)
+        self.buf = self.buf[self.pos:] + text
+        self.pos = 0
+        return True
+
+    def skip_ws(self) -> bool:
+        """Move past whitespace, refilling as needed; False when the file ends first."""
+        while True:
+            self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return True
+            if not self.fill():
+                return False
+
+
+def _value_end(text: str, start: int) -> int | None:
+    """Where the (possibly malformed) list entry at ``start`` ends: after its closing bracket, or at the next
+    ``,``/``]`` of the list itself. None when ``text`` ends first. Strings are skipped whole, so brackets and
+    commas inside them do not count."""
+    depth, i = 0, start
+    while True:
+        match = _STRUCTURAL.search(text, i)
+        if match is None:
+            return None
+        i, ch = match.start(), match.group()
+        if ch == '"':
+            rest = _STRING_REST.match(text, i + 1)
+            if rest is None:
+                return None
+            i = rest.end()
+            continue
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            if depth == 0:
+                return i
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif depth == 0:  # a comma of the list itself
+            return i
+        i += 1
+
+
+def iter_json_list(path: Path, report: ParseReport, chunk: int | None = None) -> Iterator[Any]:
+    """Each entry of a file holding one JSON list, read through a bounded window (a 100 MB task log is never
+    held whole). A malformed entry is counted (``lines``/``bad_lines``) and skipped, the entries around it are
+    kept; a list cut short yields what came before it. A file that is not a list is counted as unknown."""
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        report.note(f"cannot open: {exc.strerror or exc}")
+        return
+    with fh:
+        window = _Window(fh, report, chunk or JSON_LIST_CHUNK)
+        try:
+            yield from _list_entries(window, report)
+        except OSError as exc:
+            report.note(f"read error: {exc.strerror or exc}")
+        report.end_offset = window.read_bytes
+
+
+def _list_entries(w: _Window, report: ParseReport) -> Iterator[Any]:
+    if not w.skip_ws():
+        report.bad_lines += 1
+        report.note("malformed JSON (empty file)")
+        return
+    if w.buf[w.pos] != "[":
+        report.unknown_records += 1
+        report.note("not a JSON list: skipped")
+        return
+    w.pos += 1
+    want_value = True  # after "[" or ","
+    while True:
+        if not w.skip_ws():
+            report.bad_lines += 1
+            report.note("JSON list cut short (no closing bracket)")
+            return
+        ch = w.buf[w.pos]
+        if ch == "]":  # the end (a trailing comma before it is forgiven)
+            w.pos += 1
+            if w.skip_ws():
+                report.note("text after the JSON list ignored")
+            return
+        if not want_value:
+            if ch == ",":
+                w.pos += 1
+                want_value = True
+                continue
+            end = _bad_entry_end(w, report)  # stray text after an entry: skip to the list's next comma
+            if end is None:
+                return
+            if end >= 0:
+                w.pos = max(end, w.pos + 1)
+            continue
+        try:
+            value, end = _DECODER.raw_decode(w.buf, w.pos)
+        except (ValueError, RecursionError):
+            end = _bad_entry_end(w, report)
+            if end is None:
+                return
+            if end >= 0:
+                w.pos, want_value = max(end, w.pos + 1), False
+            continue
+        if not isinstance(value, (dict, list, str)) and _DELIMITER.search(w.buf, w.pos) is None and w.fill():
+            continue  # a number at the window's edge may go on in the next chunk: decode it again
+        w.pos, want_value = end, False
+        yield value
+
+
+def _bad_entry_end(w: _Window, report: ParseReport) -> int | None:
+    """End of the malformed entry at the window's position, counted; -1 when it runs past the window (more was
+    read: decode again), None when the file ends inside it or it is too large (both noted)."""
+    end = _value_end(w.buf, w.pos)
+    if end is None:
+        if len(w.buf) - w.pos > MAX_ENTRY_CHARS:
+            report.lines += 1
+            report.bad_lines += 1
+            report.note(f"list entry longer than {MAX_ENTRY_CHARS} characters: rest of the file skipped")
+            return None
+        if w.fill():
+            return -1
+        report.lines += 1
+        report.bad_lines += 1
+        report.note("JSON list cut short inside an entry")
+        return None
+    report.lines += 1
+    report.bad_lines += 1
+    report.note(f"malformed list entry skipped: {w.buf[w.pos:min(max(end, w.pos + 1), w.pos + 60)]!r}")
+    return end
 
 
 # ------------------------------------------------------------------------------------------ timestamps
