@@ -29,7 +29,7 @@ from typing import Any
 
 from wwt.models import Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name
-from wwt.parsers.common import bound_text, nfc
+from wwt.parsers.common import bound_text, nfc, open_or_note
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "aider"
@@ -51,10 +51,8 @@ class AiderParser:
         path = Path(path)
         if start_offset:
             report.requires_full_reparse = True
-        try:
-            fh = open(path, "rb")
-        except OSError as exc:
-            report.note(f"cannot open: {exc.strerror or exc}")
+        fh = open_or_note(path, report)
+        if fh is None:
             return
         with fh:
             yield from parse_history(_lines(fh, report), path, report)

@@ -51,6 +51,7 @@ from wwt.parsers.common import (
     load_json_file,
     lookback_offset,
     nfc,
+    open_or_note,
     render_tool_call,
 )
 from wwt.parsers.noise import clean_user_text
@@ -338,10 +339,8 @@ def _iter_zstd_jsonl(
         report.note("skipped: reading .zst needs Python 3.14+ or `pip install 'whatwasthat[zstd]'`")
         return
     new_decompressor, zstd_error = backend
-    try:
-        raw_fh: BinaryIO = open(path, "rb")
-    except OSError as exc:
-        report.note(f"cannot open: {exc.strerror or exc}")
+    raw_fh = open_or_note(path, report)
+    if raw_fh is None:
         return
     offset = 0  # decompressed bytes before ``pending``
     pending = b""

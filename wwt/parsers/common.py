@@ -10,7 +10,7 @@ import unicodedata
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from wwt.models import ParseReport
 
@@ -120,6 +120,15 @@ def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
         return None
 
 
+def open_or_note(path: Path, report: ParseReport) -> BinaryIO | None:
+    """The file opened for binary reading, or None with a ``cannot open: …`` note in ``report``."""
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        report.note(f"cannot open: {exc.strerror or exc}")
+        return None
+
+
 def iter_jsonl(
     path: Path,
     report: ParseReport,
@@ -134,10 +143,8 @@ def iter_jsonl(
     otherwise it is counted as truncated and ``report.end_offset`` stays before it so a later resume
     re-reads it. ``report.end_offset`` always ends up at the resume point."""
     report.end_offset = start_offset
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        report.note(f"cannot open: {exc.strerror or exc}")
+    fh = open_or_note(path, report)
+    if fh is None:
         return
     with fh:
         try:
@@ -336,10 +343,8 @@ def iter_json_list(path: Path, report: ParseReport, chunk: int | None = None) ->
     """Each entry of a file holding one JSON list, read through a bounded window (a 100 MB task log is never
     held whole). A malformed entry is counted (``lines``/``bad_lines``) and skipped, the entries around it are
     kept; a list cut short yields what came before it. A file that is not a list is counted as unknown."""
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        report.note(f"cannot open: {exc.strerror or exc}")
+    fh = open_or_note(path, report)
+    if fh is None:
         return
     with fh:
         window = _Window(fh, report, chunk or JSON_LIST_CHUNK)
