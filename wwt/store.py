@@ -473,23 +473,26 @@ class Store:
         LEFT JOIN sessions r ON r.session_id = c.root_session_id
     """
 
+    def _select_in(self, sql: str, values: Sequence[object], batch: int = 500) -> Iterator[sqlite3.Row]:
+        """Rows of ``<sql> IN (values)``, asked ``batch`` values at a time (SQLite's bound-variable limit)."""
+        for start in range(0, len(values), batch):
+            part = values[start : start + batch]
+            yield from self.conn.execute(f"{sql} IN ({','.join('?' * len(part))})", part)
+
     def chunks_by_ids(self, ids: Sequence[int]) -> list[ChunkHit]:
         """Hits in the order of ``ids``; ids no longer in SQLite (deleted meanwhile) are left out."""
         found: dict[int, ChunkHit] = {}
         id_list = list(ids)
-        for start in range(0, len(id_list), 500):
-            part = id_list[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for r in self.conn.execute(f"{self._HIT_SQL} WHERE c.id IN ({marks})", part):
-                found[r["id"]] = ChunkHit(
-                    id=r["id"], chunk_key=r["chunk_key"], session_id=r["root_session_id"],
-                    source_session_id=r["source_session_id"], text=r["display_text"],
-                    start_ts=r["start_ts"], end_ts=r["end_ts"], first_seq=r["first_seq"],
-                    last_seq=r["last_seq"], platform=r["platform"], project=r["project"],
-                    project_path=r["project_path"], cwd=r["cwd"], git_branch=r["git_branch"],
-                    started_at=r["started_at"], ended_at=r["ended_at"], title=r["title"],
-                    source_path=r["source_path"],
-                )
+        for r in self._select_in(f"{self._HIT_SQL} WHERE c.id", id_list):
+            found[r["id"]] = ChunkHit(
+                id=r["id"], chunk_key=r["chunk_key"], session_id=r["root_session_id"],
+                source_session_id=r["source_session_id"], text=r["display_text"],
+                start_ts=r["start_ts"], end_ts=r["end_ts"], first_seq=r["first_seq"],
+                last_seq=r["last_seq"], platform=r["platform"], project=r["project"],
+                project_path=r["project_path"], cwd=r["cwd"], git_branch=r["git_branch"],
+                started_at=r["started_at"], ended_at=r["ended_at"], title=r["title"],
+                source_path=r["source_path"],
+            )
         return [found[i] for i in id_list if i in found]
 
     def chunk_by_key(self, chunk_key: str) -> ChunkHit | None:
@@ -965,13 +968,8 @@ class Store:
     def cached_vectors(self, text_hashes: Iterable[str]) -> dict[str, bytes]:
         hashes = list(dict.fromkeys(text_hashes))
         out: dict[str, bytes] = {}
-        for start in range(0, len(hashes), 500):
-            part = hashes[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for r in self.conn.execute(
-                f"SELECT text_hash, vector FROM embeddings WHERE text_hash IN ({marks})", part
-            ):
-                out[r[0]] = r[1]
+        for r in self._select_in("SELECT text_hash, vector FROM embeddings WHERE text_hash", hashes):
+            out[r[0]] = r[1]
         return out
 
     def put_vectors(self, items: Iterable[tuple[str, int, bytes]]) -> None:
@@ -1022,24 +1020,16 @@ class Store:
             )
         ]
         texts: dict[str, str] = {}
-        for start in range(0, len(hashes), 500):
-            part = hashes[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for r in self.conn.execute(
-                f"SELECT embed_hash, embed_text FROM chunks WHERE embed_hash IN ({marks})", part
-            ):
-                texts.setdefault(r[0], r[1])
+        for r in self._select_in("SELECT embed_hash, embed_text FROM chunks WHERE embed_hash", hashes):
+            texts.setdefault(r[0], r[1])
         return [(h, texts[h]) for h in hashes if h in texts]
 
     def chunk_ids_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, list[int]]:
         """Every chunk id per embed hash (several chunks may share one text, hence one vector)."""
         hashes = list(dict.fromkeys(text_hashes))
         out: dict[str, list[int]] = {}
-        for start in range(0, len(hashes), 500):
-            part = hashes[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for r in self.conn.execute(f"SELECT embed_hash, id FROM chunks WHERE embed_hash IN ({marks})", part):
-                out.setdefault(r[0], []).append(r[1])
+        for r in self._select_in("SELECT embed_hash, id FROM chunks WHERE embed_hash", hashes):
+            out.setdefault(r[0], []).append(r[1])
         return out
 
     def has_vectors(self) -> bool:
