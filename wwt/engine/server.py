@@ -387,6 +387,7 @@ class Engine:
         through a second ``Memory`` so searches keep going on the first one meanwhile. With the queue empty it
         back-fills pending vectors (issue 14) in slices a new queue item interrupts, as the worker does."""
         from wwt import worker
+        from wwt.ingest import is_paused
         from wwt.store import Store
 
         debounce_s = _float_env("WWT_WORKER_DEBOUNCE_S", 2.0)
@@ -413,6 +414,8 @@ class Engine:
                         if released := store.release_claims():
                             self.log.warning("re-queued %d item(s) a killed worker had claimed", released)
                     if queued == 0:
+                        if is_paused(self.home):
+                            continue  # `wwt ingest --pause`: no writer, no second copy of the indexes opened
                         counter = store.change_counter()
                         if not store.has_pending_vectors():
                             vectors_checked_at = counter
