@@ -1,6 +1,7 @@
 """Where the shared test data lives: ``../shared`` beside the checkout (as laid out for CI), or ``$WWT_SHARED``."""
 
 import os
+import sqlite3
 from pathlib import Path
 
 SHARED = Path(os.environ.get("WWT_SHARED") or Path(__file__).resolve().parents[2] / "shared")
@@ -28,3 +29,16 @@ def write_hostile_transcript(folder: Path) -> Path:
     path = folder / "session-2026-05-03T10-00-b1d1c0de.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+def claimed_queue_rows(db: Path, timeout: float = 5.0) -> int:
+    """Queue rows an ingest has claimed and not finished (read-only; 0 while the store cannot be read): a worker
+    or the engine is in the middle of an ingest."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=timeout)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM ingest_queue WHERE claimed_at IS NOT NULL").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0

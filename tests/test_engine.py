@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-from _shared import REAL_FIXTURES
+from _shared import REAL_FIXTURES, claimed_queue_rows
 from engine_helpers import alive, engine_pids, kill_engines_in
+from mcp_helpers import text_of
 
 from wwt.engine import ipc
 
@@ -374,20 +375,6 @@ def _stats(home: Path) -> tuple[int, int, int]:
         return s["sessions"], s["messages"], store.queue_size()
 
 
-def _claimed_rows(home: Path) -> int:
-    """Queue rows an ingest turn has claimed and not finished: the engine is in the middle of an ingest."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(f"file:{home / 'wwt.sqlite3'}?mode=ro", uri=True, timeout=0.5)
-        try:
-            return conn.execute("SELECT COUNT(*) FROM ingest_queue WHERE claimed_at IS NOT NULL").fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-
-
 def _hook(env: dict[str, str], transcript: Path, session_id: str) -> float:
     payload = json.dumps({"session_id": session_id, "transcript_path": str(transcript), "cwd": "/",
                           "hook_event_name": "Stop"})
@@ -427,7 +414,8 @@ def test_engine_killed_during_an_ingest_loses_nothing(tmp_path, runtime, model_d
         shutil.copy(log, copies[-1])
     for i, copy in enumerate(copies):
         _hook(env, copy, f"s{i}")
-    assert wait_for(lambda: _claimed_rows(home) > 0 or quick_status(env).get("ingesting"), 120, 0.01)
+    db = home / "wwt.sqlite3"
+    assert wait_for(lambda: claimed_queue_rows(db, timeout=0.5) > 0 or quick_status(env).get("ingesting"), 120, 0.01)
     victim = engine_pids(runtime)[0]
     os.kill(victim, signal.SIGKILL)
     assert wait_for(lambda: not alive(victim), 10)
@@ -467,10 +455,6 @@ def test_the_engine_back_fills_the_vectors_a_first_ingest_left_pending(tmp_path,
 # --------------------------------------------------------------------------------------------- MCP
 
 
-def _text(result) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)
-
-
 async def _mcp_session(env: dict[str, str], cwd: Path, body) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -497,9 +481,9 @@ def test_four_agents_share_one_engine_with_their_own_folder_and_session(archive,
         async def body(session) -> None:
             tools = sorted(t.name for t in (await session.list_tools()).tools)
             assert tools == ["get_session", "ingest_session", "search_all", "search_memory"]
-            scoped = _text(await session.call_tool("search_memory", {"query": "server start"}))
-            everywhere = _text(await session.call_tool("search_all", {"query": "mix phx.server"}))
-            page = _text(await session.call_tool("get_session", {"session_id": GO_SESSION[:8], "end": 2}))
+            scoped = text_of(await session.call_tool("search_memory", {"query": "server start"}))
+            everywhere = text_of(await session.call_tool("search_all", {"query": "mix phx.server"}))
+            page = text_of(await session.call_tool("get_session", {"session_id": GO_SESSION[:8], "end": 2}))
             seen[folder.name] = (scoped, everywhere, page)
 
         await _mcp_session(agent_env, folder, body)
@@ -521,12 +505,12 @@ def test_an_mcp_session_survives_its_engine_being_killed(archive, runtime, model
 
     async def body(session) -> None:
         first = await session.call_tool("search_all", {"query": "JOKE.md"})
-        assert "8122657c" in _text(first)
+        assert "8122657c" in text_of(first)
         [pid] = engine_pids(runtime)
         os.kill(pid, signal.SIGKILL)
         assert wait_for(lambda: not alive(pid), 10)
         again = await session.call_tool("search_all", {"query": "mix phx.server"})
-        assert not again.is_error and SPOTTER in _text(again)
+        assert not again.is_error and SPOTTER in text_of(again)
         assert [p for p in engine_pids(runtime) if alive(p)] != [pid]
 
     asyncio.run(asyncio.wait_for(_mcp_session(env, tmp_path, body), timeout=300))
@@ -539,7 +523,7 @@ def test_the_mcp_pipe_process_is_small(archive, runtime, model_dir, tmp_path):
     rss: list[int] = []
 
     async def body(session) -> None:
-        assert "8122657c" in _text(await session.call_tool("search_all", {"query": "JOKE.md"}))
+        assert "8122657c" in text_of(await session.call_tool("search_all", {"query": "JOKE.md"}))
         pipes = [p for p in _pids_running("wwt", "mcp") if _runtime_of(p) == str(runtime)]
         rss.extend(_rss(p) for p in pipes)
 

@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from _shared import REAL_FIXTURES
+from _shared import REAL_FIXTURES, claimed_queue_rows
 
 from wwt.errors import out_of_space
 from wwt.parsers import parse_file
@@ -534,17 +534,6 @@ def test_out_of_space_is_recognised_from_sqlite_the_os_and_the_index_libraries()
     assert not out_of_space(OSError(errno.EACCES, "Permission denied"))
 
 
-def _claimed_rows(db: Path) -> int:
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            return conn.execute("SELECT COUNT(*) FROM ingest_queue WHERE claimed_at IS NOT NULL").fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-
-
 def _archived(db: Path, session_id: str) -> bool:
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
@@ -583,7 +572,7 @@ def test_a_worker_killed_mid_ingest_does_not_strand_its_claimed_files(tmp_path: 
 
     hook(first, "claude-code", first_sid)
     db = home / "wwt.sqlite3"
-    assert _wait(lambda: _claimed_rows(db) > 0, 60), "the worker never claimed the queued file"
+    assert _wait(lambda: claimed_queue_rows(db) > 0, 60), "the worker never claimed the queued file"
     pid = int((home / "worker.spawn").read_text().split()[0])
     os.kill(pid, 9)  # mid-ingest: the model is still loading or the file is being embedded
     assert _wait(lambda: not worker_running(home), 10)

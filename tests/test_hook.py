@@ -249,26 +249,33 @@ def test_codex_legacy_notify_argv_payload_is_queued(env: dict[str, str], tmp_pat
 # --------------------------------------------------------------------------------------- bounded stdin (issue 11)
 
 
-def test_a_writer_that_keeps_stdin_open_does_not_hold_the_hook(env: dict[str, str], tmp_path: Path) -> None:
-    """The agent (or anything else) writes its payload and never closes the pipe: the hook still returns at
-    once and queues the transcript."""
-    transcript = tmp_path / "t.jsonl"
-    transcript.write_text("{}\n")
-    env = dict(env, WWT_WORKER_DEBOUNCE_S="30")
+def hook_with_open_stdin(agent: str, env: dict[str, str], payload: bytes) -> tuple[int, float]:
+    """Run `wwt hook <agent>`, write ``payload`` to its stdin and never close it: (exit code, seconds)."""
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "wwt", "hook", "claude"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "wwt", "hook", agent], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdin is not None
-    proc.stdin.write(claude_stop_payload(transcript, tmp_path).encode())
-    proc.stdin.flush()  # ... and keep it open
     try:
+        if payload:
+            proc.stdin.write(payload)
+            proc.stdin.flush()  # ... and keep it open
         code = proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
         pytest.fail("the hook waited for a stdin that never closes")
     finally:
         proc.stdin.close()
-    assert code == 0 and time.perf_counter() - started < HOOK_LIMIT_S
+    return code, time.perf_counter() - started
+
+
+def test_a_writer_that_keeps_stdin_open_does_not_hold_the_hook(env: dict[str, str], tmp_path: Path) -> None:
+    """The agent (or anything else) writes its payload and never closes the pipe: the hook still returns at
+    once and queues the transcript."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("{}\n")
+    env = dict(env, WWT_WORKER_DEBOUNCE_S="30")
+    code, seconds = hook_with_open_stdin("claude", env, claude_stop_payload(transcript, tmp_path).encode())
+    assert code == 0 and seconds < HOOK_LIMIT_S
     data = Path(env["WWT_HOME"])
     assert queued_paths(data) == [str(transcript)]
     _stop_worker(data)
@@ -276,18 +283,8 @@ def test_a_writer_that_keeps_stdin_open_does_not_hold_the_hook(env: dict[str, st
 
 def test_a_silent_open_stdin_is_given_up_on_quickly(env: dict[str, str]) -> None:
     """Nothing is ever written and the pipe stays open: the hook logs it and returns."""
-    proc = subprocess.Popen([sys.executable, "-m", "wwt", "hook", "gemini"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    started = time.perf_counter()
-    try:
-        code = proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("the hook waited for a stdin that never closes")
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-    assert code == 0 and time.perf_counter() - started < HOOK_LIMIT_S
+    code, seconds = hook_with_open_stdin("gemini", env, b"")
+    assert code == 0 and seconds < HOOK_LIMIT_S
     assert "ignored hook call" in (Path(env["WWT_HOME"]) / "ingest.log").read_text()
 
 

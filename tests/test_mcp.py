@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from _shared import HOSTILE_SESSION, REAL_FIXTURES, TERMINAL_CONTROLS, write_hostile_transcript
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_helpers import text_of, wwt_mcp_session
 
 from wwt.mcp_server import MAX_OUTPUT_CHARS
 
@@ -55,20 +55,6 @@ def top_session(text: str) -> str | None:
     return None
 
 
-def text_of(result) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)
-
-
-async def _session(world: dict, body) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "wwt", "mcp"], env=world["env"],
-                                   cwd=str(world["root"]))
-    with open(world["root"] / "server-stderr.log", "a") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                await body(session)
-
-
 def test_tools_listed_with_when_to_use_them(world: dict) -> None:
     async def body(session: ClientSession) -> None:
         tools = {t.name: t for t in (await session.list_tools()).tools}
@@ -82,7 +68,7 @@ def test_tools_listed_with_when_to_use_them(world: dict) -> None:
 
 
 async def body_runner(world: dict, body) -> None:
-    await asyncio.wait_for(_session(world, body), timeout=240)
+    await asyncio.wait_for(wwt_mcp_session(world, body), timeout=240)
 
 
 def test_search_read_ingest_and_see_new_data_without_restart(world: dict) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from _shared import REAL_FIXTURES
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_helpers import text_of, wwt_mcp_session
 
 from wwt.limits import MAX_ECHO_CHARS, MAX_QUERY_CHARS, MAX_REPLY_CHARS
 from wwt.present import PLATFORM_NAMES
@@ -89,21 +89,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> dict:
     return {"root": root, "home": home, "env": env}
 
 
-def text_of(result) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)
-
-
 def mcp_session(world: dict, body, timeout: float = 300) -> None:
-    async def run() -> None:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "wwt", "mcp"], env=world["env"],
-                                       cwd=str(world["root"]))
-        with open(world["root"] / "server-stderr.log", "a") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    await body(session)
-
-    asyncio.run(asyncio.wait_for(run(), timeout=timeout))
+    asyncio.run(asyncio.wait_for(wwt_mcp_session(world, body), timeout=timeout))
 
 
 def run_in_shell(command: str, where: Path) -> subprocess.CompletedProcess[str]:
