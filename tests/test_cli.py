@@ -444,3 +444,14 @@ def test_model_command_describes_the_model_in_use(tmp_path: Path, model_dir: Pat
     result = run_wwt("model", home=tmp_path / "h", model_dir=model_dir)
     assert result.returncode == 0, result.stderr
     assert str(model_dir) in result.stdout and "model.onnx" in result.stdout
+
+
+def test_a_question_about_a_product_never_discussed_names_it_above_the_closest_matches(
+    archive: Path, model_dir: Path
+) -> None:
+    out = search_json("--all", "setting up Traefik middlewares for the admin API", home=archive, model_dir=model_dir)
+    assert out["weak"] is True and out["absent"] == ["Traefik"]
+    result = run_wwt("search", "--all", "setting up Traefik middlewares for the admin API", home=archive,
+                     model_dir=model_dir)
+    assert result.returncode == 0
+    assert "nothing in memory mentions Traefik" in result.stdout

@@ -179,3 +179,14 @@ def test_warm_up_loads_the_model_indexes_and_kiwi(world: dict) -> None:
     out = subprocess.run([sys.executable, "-c", code], env=world["env"], capture_output=True, text=True,
                          timeout=300, check=True).stdout.split()
     assert out == ["None", "True", "True", "True"]
+
+
+def test_a_search_for_a_product_never_discussed_says_so_in_the_tool_text(world: dict) -> None:
+    async def body(session: ClientSession) -> None:
+        result = await session.call_tool("search_all", {"query": "phoenix server behind a Traefik proxy"})
+        text = text_of(result)
+        assert not result.is_error, text
+        assert "weak matches only: nothing in memory mentions Traefik" in text.splitlines()[0]
+        assert SPOTTER[1] in text  # the closest matches are still shown
+
+    asyncio.run(body_runner(world, body))

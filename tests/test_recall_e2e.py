@@ -60,3 +60,17 @@ def test_the_outcome_reports_what_the_nothing_relevant_flag_was_decided_from(mem
     assert seen["unseen"] < 0.5 and seen["coverage"] > unseen["coverage"]
     assert unseen["unseen"] > 0.5 and unseen["names"] >= 1
     assert 0.0 < unseen["vector_top"] <= 1.0 and unseen["chunks"] > 0
+
+
+def test_a_question_naming_a_product_the_archive_never_mentions_says_which(memory: Memory) -> None:
+    outcome = memory.search_outcome("how did we configure Traefik middlewares for the admin API", Filters(), 10)
+    assert outcome.weak and outcome.absent == ["Traefik"]
+    korean = memory.search_outcome("카프카 컨슈머 그룹 리밸런싱 설정했던 거", Filters(), 10)
+    assert korean.weak and korean.absent == ["카프카"]
+
+
+def test_names_the_archive_has_raise_no_flag_in_either_language(memory: Memory) -> None:
+    # the real fixture sessions: xterm.js scrollback inside tmux; the Phoenix server (피닉스) that did not start
+    assert not memory.search_outcome("xterm.js scrollback broken inside tmux", Filters(), 10).weak
+    assert not memory.search_outcome("피닉스 서버가 안 뜨던 문제", Filters(), 10).absent
+    assert not memory.search_outcome("포스트그레스 테이블 잠금", Filters(), 10).absent  # the logs say PostgreSQL

@@ -22,14 +22,18 @@ from wwt.search import (
     is_weak,
     legs_agree,
     lexically_unmatched,
+    name_words,
     never_discussed,
+    never_said,
     query_terms,
     resume_command,
     resume_line,
     session_score,
     topic_tokens,
+    unseen_name_words,
     unseen_names,
     unseen_share,
+    vocabulary_gap,
 )
 from wwt.store import ChunkHit
 
@@ -414,3 +418,49 @@ def test_topic_tokens_drop_the_words_about_remembering() -> None:
     assert topic_tokens(["end", "up", "choosing", "base", "image"]) == ["base", "image"]
     assert topic_tokens(["결국", "정리", "색깔"]) == ["색깔"]
     assert topic_tokens(["time", "thing"]) == ["time", "thing"]  # nothing else left: keep what there is
+
+
+# Names: what a user does not paraphrase. The questions below are written from the real fixture sessions' topics
+# (the Phoenix app, xterm.js in tmux, the Go toolchain) and from everyday phrasing, not from the rule.
+
+
+def test_names_are_words_written_like_names() -> None:
+    assert name_words("why did xterm.js lose its scrollback inside tmux") == ["xterm.js", "tmux"]
+    assert name_words("which Go version did go.mod pin") == ["Go", "go.mod"]
+    assert name_words("the PydanticUserError about a missing discriminator") == ["PydanticUserError"]
+    assert name_words("mix phx.server would not boot") == ["phx.server"]
+
+
+def test_everyday_words_are_not_names_even_capitalised_first_or_hyphenated() -> None:
+    assert name_words("Pennies missing from customer statements") == []
+    assert name_words("the thing with the random sign-outs after a hard-coded timeout") == []
+    assert name_words("what did we end up choosing for the base image?") == []
+
+
+def test_latin_words_in_a_korean_question_and_known_korean_spellings_are_names() -> None:
+    assert name_words("CI에서 컨테이너 빌드가 느리던 거") == ["CI"]
+    assert name_words("카프카에서 메시지가 밀리던 문제") == ["카프카"]  # a particle follows the name
+    assert name_words("배포하고 나서 옛날 값이 보이던 거") == []
+
+
+def test_a_name_counts_as_mentioned_under_any_of_its_spellings() -> None:
+    archive = {"kubernetes", "redis", "webhook"}
+    seen = archive.__contains__
+    assert unseen_name_words(["k8s"], seen) == []  # the archive says kubernetes
+    assert unseen_name_words(["레디스"], seen) == []  # the archive says redis
+    assert unseen_name_words(["webhooks"], seen) == []  # plural of a word the archive has
+    assert unseen_name_words(["Traefik", "redis"], lambda form: form.lower() in archive) == ["Traefik"]
+
+
+def test_vocabulary_gap_is_the_share_of_topic_words_said_in_no_language() -> None:
+    seen = {"certificate", "staging", "expired"}.__contains__
+    assert vocabulary_gap(["인증서", "staging", "만료"], seen) == 0.0  # 인증서 → certificate, 만료 → expired
+    assert vocabulary_gap(["sourdough", "bread", "staging"], seen) == pytest.approx(2 / 3)
+    assert vocabulary_gap([], seen) == 0.0
+
+
+def test_missing_everyday_words_count_only_in_an_archive_big_enough_to_have_them() -> None:
+    assert never_said(0.7, 3, chunks=5000) is True
+    assert never_said(0.7, 3, chunks=60) is False  # a paraphrase misses words a small archive never had
+    assert never_said(0.7, 2, chunks=5000) is False  # too few words to judge
+    assert never_said(0.4, 5, chunks=5000) is False

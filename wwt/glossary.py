@@ -222,13 +222,170 @@ _PAIRS = """
 모델 = model
 """.strip()
 
+# Names of tools, languages, services and protocols with the Korean spellings developers write. They bridge like
+# _PAIRS, and a question naming one that occurs nowhere in the archive is asking about something never discussed
+# (wwt.search, "nothing relevant"). A general list written from common usage after reading the recall dev set,
+# so it holds names some of its negatives use (Kafka, Stripe, Okta …): those flags are not blind.
+_NAMES = """
+파이썬 = python
+자바스크립트 = javascript, js
+타입스크립트 = typescript, ts
+자바 = java
+코틀린 = kotlin
+스위프트 = swift
+러스트 = rust
+루비 = ruby
+레일즈 = rails
+엘릭서 = elixir
+피닉스 = phoenix
+얼랭 = erlang
+스칼라 = scala
+하스켈 = haskell
+클로저 = clojure
+다트 = dart
+플러터 = flutter
+리액트 = react
+리액트 네이티브 = react native
+앵귤러 = angular
+스벨트 = svelte
+눅스트 = nuxt
+디노 = deno
+네스트 = nestjs
+장고 = django
+플라스크 = flask
+패스트에이피아이 = fastapi
+스프링 = spring
+스프링부트 = spring boot
+라라벨 = laravel
+제이쿼리 = jquery
+웹팩 = webpack
+바벨 = babel
+테일윈드 = tailwind
+부트스트랩 = bootstrap
+리덕스 = redux
+그래프큐엘 = graphql
+아폴로 = apollo
+웹소켓 = websocket, websockets
+웹훅 = webhook, webhooks
+포스트그레스, 포스트그레스큐엘 = postgres, postgresql
+마이에스큐엘 = mysql
+마리아디비 = mariadb
+에스큐엘라이트 = sqlite
+몽고디비, 몽고 = mongodb, mongo
+레디스 = redis
+멤캐시드 = memcached
+카산드라 = cassandra
+다이나모디비 = dynamodb
+엘라스틱서치, 일래스틱서치 = elasticsearch
+오픈서치 = opensearch
+키바나 = kibana
+카프카 = kafka
+래빗엠큐 = rabbitmq
+셀러리 = celery
+에어플로 = airflow
+스파크 = spark
+하둡 = hadoop
+스노우플레이크 = snowflake
+빅쿼리 = bigquery
+레드시프트 = redshift
+디비티 = dbt
+판다스 = pandas
+넘파이 = numpy
+파이토치 = pytorch
+텐서플로 = tensorflow
+허깅페이스 = hugging face, huggingface
+쿠다 = cuda
+도커 컴포즈 = docker compose
+헬름 = helm
+테라폼 = terraform
+앤서블 = ansible
+프로메테우스 = prometheus
+그라파나 = grafana
+데이터독 = datadog
+센트리 = sentry
+엔진엑스 = nginx
+아파치 = apache
+톰캣 = tomcat
+이스티오 = istio
+엔보이 = envoy
+아르고 = argo, argocd
+젠킨스 = jenkins
+깃허브 = github
+깃랩 = gitlab
+깃허브 액션 = github actions
+서클씨아이 = circleci
+비트버킷 = bitbucket
+지라 = jira
+컨플루언스 = confluence
+슬랙 = slack
+노션 = notion
+피그마 = figma
+아마존 = amazon, aws
+람다 = lambda
+애저 = azure
+구글 클라우드 = gcp, google cloud
+파이어베이스 = firebase
+수파베이스 = supabase
+버셀 = vercel
+넷리파이 = netlify
+헤로쿠 = heroku
+클라우드플레어 = cloudflare
+스트라이프 = stripe
+페이팔 = paypal
+트윌리오 = twilio
+옥타 = okta
+리눅스 = linux
+우분투 = ubuntu
+데비안 = debian
+윈도우, 윈도우즈 = windows
+크롬 = chrome
+파이어폭스 = firefox
+사파리 = safari
+엑셀 = excel
+웹어셈블리 = webassembly, wasm
+그래들 = gradle
+메이븐 = maven
+바젤 = bazel
+터보레포 = turborepo
+플레이라이트 = playwright
+사이프레스 = cypress
+셀레니움 = selenium
+파이테스트 = pytest
+제스트 = jest
+비테스트 = vitest
+스토리북 = storybook
+고랭 = golang
+넥스트 = nextjs, next.js
+노드제이에스 = nodejs, node.js
+= vue, vite, bun, deno, oauth, okta, auth0, keycloak, saml, nx, lerna, pnpm, yarn, npm, pip, poetry, uv, conda
+= gunicorn, uvicorn, pydantic, sqlalchemy, alembic, prisma, drizzle, sequelize, typeorm, hibernate
+= cockroachdb, clickhouse, duckdb, timescaledb, neo4j, supabase, planetscale, pinecone, qdrant, weaviate, milvus
+= kinesis, pubsub, nats, zeromq, grpc, protobuf, thrift, openapi, swagger, trpc
+= eks, gke, aks, ecs, fargate, ec2, s3, rds, cloudfront, route53, iam, sqs, sns, cloudwatch
+= k3s, minikube, kustomize, pulumi, vagrant, consul, traefik, caddy, haproxy
+= opentelemetry, jaeger, loki, splunk, newrelic, pagerduty, opsgenie
+= openai, anthropic, claude, gemini, llama, ollama, langchain, llamaindex, vllm
+= xcode, testflight, cocoapods, swiftui, uikit
+= webrtc, ffmpeg, opencv, imagemagick
+= stripe, paypal, braintree, adyen, twilio, sendgrid, mailgun, mixpanel, amplitude
+= sveltekit, gatsby, solidjs, htmx, alpinejs
+= esbuild, swc, turbopack, eslint, prettier, ruff, mypy, flake8
+= kubectl, k9s, istioctl, argocd, spinnaker, tekton, buildkite
+= windows, macos, ios, ipados, android, wsl
+= tmux, vim, neovim, emacs, vscode, ssh, curl, jq, cmake, homebrew, zsh, xterm
+= graphql, mqtt, amqp, oidc, ldap, kerberos, scim
+""".strip()
+
 
 def _parse(text: str) -> list[tuple[list[str], list[str]]]:
     pairs = []
     for line in text.splitlines():
         korean, _, english = line.partition("=")
-        pairs.append(([w.strip() for w in korean.split(",") if w.strip()],
-                      [w.strip().lower() for w in english.split(",") if w.strip()]))
+        words = [w.strip().lower() for w in english.split(",") if w.strip()]
+        if not korean.strip():  # "= a, b, c": names with no Korean spelling, each its own entry
+            pairs.extend(([], [word]) for word in words)
+            continue
+        pairs.append(([w.strip() for w in korean.split(",") if w.strip()], words))
     return pairs
 
 
@@ -236,7 +393,7 @@ def _parse(text: str) -> list[tuple[list[str], list[str]]]:
 def _tables() -> tuple[dict[str, list[str]], dict[str, list[str]], re.Pattern[str]]:
     ko_to_en: dict[str, list[str]] = {}
     en_to_ko: dict[str, list[str]] = {}
-    for korean, english in _parse(_PAIRS):
+    for korean, english in _parse(_PAIRS) + _parse(_NAMES):
         for k in korean:
             ko_to_en.setdefault(k, []).extend(e for e in english if e not in ko_to_en.get(k, []))
         for e in english:
@@ -254,6 +411,28 @@ def _tables() -> tuple[dict[str, list[str]], dict[str, list[str]], re.Pattern[st
 
 _PARTICLE = r"(?:이|가|을|를|은|는|에|의|도|로|와|과|만|까지|부터)(?![가-힣])"
 _ENGLISH_WORD = re.compile(r"[a-z][a-z0-9\-]*")
+
+
+def spellings(word: str) -> tuple[str, ...]:
+    """Every other way the glossary writes ``word``: its line's words in both languages (k8s → kubernetes,
+    쿠버네티스; 포스트그레스 → postgres, postgresql). Empty for a word it does not know."""
+    return _spelling_table().get(word.lower() if word.isascii() else word, ())
+
+
+@lru_cache(maxsize=1)
+def _spelling_table() -> dict[str, tuple[str, ...]]:
+    table: dict[str, list[str]] = {}
+    for korean, english in _parse(_PAIRS) + _parse(_NAMES):
+        line = [*korean, *english]
+        for word in line:
+            table.setdefault(word, []).extend(w for w in line if w != word)
+    return {word: tuple(dict.fromkeys(others)) for word, others in table.items()}
+
+
+@lru_cache(maxsize=1)
+def known_names() -> frozenset[str]:
+    """Every spelling in _NAMES (English lowercased, Korean as written): words that name one specific thing."""
+    return frozenset(word for korean, english in _parse(_NAMES) for word in (*korean, *english))
 
 
 def translations(query: str) -> list[str]:

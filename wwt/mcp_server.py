@@ -215,7 +215,9 @@ def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all
         hits = outcome.hits
         notes = f" (nothing in {scope}; these are from all projects)"
         scope = "all projects"
-    weak = " — weak matches only: nothing clearly answers this" if hits and outcome.weak else ""
+    from wwt.search import weak_notice
+
+    weak = f" — weak matches only: {weak_notice(outcome)}" if hits and outcome.weak else ""
     header = f"{len(hits)} session(s) for {echo(query)} in {clip(scope, FIELD)}{notes}{weak}"
     return render_hits(hits, header + (f"\n({shortened})" if shortened else ""))
 

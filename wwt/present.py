@@ -17,7 +17,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from wwt.models import PLATFORM_NAMES, Filters
-from wwt.search import RESUME_COMMANDS, SearchOutcome, SessionHit
+from wwt.search import RESUME_COMMANDS, SearchOutcome, SessionHit, weak_notice
 from wwt.search import resume_line as _resume_line
 from wwt.store import QUEUE_MAX_ATTEMPTS
 
@@ -91,6 +91,7 @@ def hits_to_json(query: str, outcome: SearchOutcome, filters: Filters, scope: st
         "scope": scope,
         "filters": {k: v for k, v in vars(filters).items() if v is not None},
         "weak": outcome.weak,
+        "absent": list(outcome.absent),
         "results": [
             {
                 "session_id": hit.session_id,
@@ -118,9 +119,7 @@ def render_hits(
         console.print(f"no matches for [bold]{escape(terminal_safe(query))}[/] in {escape(terminal_safe(scope))}")
         return
     if outcome.weak:
-        console.print(
-            "[yellow]nothing in memory clearly answers this — these are only the closest matches[/]"
-        )
+        console.print(f"[yellow]{escape(terminal_safe(weak_notice(outcome)))}[/]")
     for rank, hit in enumerate(outcome.hits, 1):
         header = Text(f"{rank}. ", style="bold")
         header.append(terminal_safe(hit.project or "(no project)"), style="bold cyan")

@@ -116,9 +116,19 @@ class SearchOutcome:
     vector_top: float | None = None
     vector_background: float | None = None
     signals: dict[str, float] = field(default_factory=dict)  # what the flag was decided from (benchmarks read it)
+    absent: list[str] = field(default_factory=list)  # names in the question the archive never mentions
 
 
 # ---------------------------------------------------------------------------------------------- pure rules
+
+
+def weak_notice(outcome: SearchOutcome) -> str:
+    """What to say above results when nothing clearly answers: the names the archive never mentions, if the
+    question had any (at most three, each clipped), else the general warning."""
+    if outcome.absent:
+        names = ", ".join(name[:40] for name in outcome.absent[:3])
+        return f"nothing in memory mentions {names} — these are only the closest matches"
+    return "nothing in memory clearly answers this — these are only the closest matches"
 
 
 def candidate_depth(limit: int) -> int:
@@ -391,6 +401,91 @@ def never_discussed(unseen: float, names: int, legs_agree: bool) -> bool:
     return unseen >= UNSEEN_SHARE and names >= 1 and not legs_agree
 
 
+_NAME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._+#/-][A-Za-z0-9]+)*(?:\+\+|#)?")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_KOREAN_WORD = re.compile(r"[\uac00-\ud7a3]+")
+
+
+def name_words(query: str) -> list[str]:
+    """Words in the question that name one specific thing — a product, library, protocol or acronym: what a user
+    does not paraphrase (nobody calls Kafka "the message thing" and then expects a Kafka session). A word is a
+    name when the developer-name list knows it (any case, either language), when it is written like one
+    (GraphQL, iOS, CockroachDB, SAML, e5, xterm.js, c++ — a lowercase hyphenated word like "sign-outs" is not),
+    when it is capitalised anywhere but the question's
+    first word, or when it is Latin script inside a Korean question (HPA, PDF, CI)."""
+    from wwt.glossary import known_names
+
+    known = known_names()
+    korean = bool(_HANGUL.search(query))
+    first = _NAME_WORD.search(query)
+    names: list[str] = []
+    for match in _NAME_WORD.finditer(query):
+        word = match.group()
+        lower = word.lower()
+        if len(lower) < 2 or lower in _NAME_STOP:
+            continue
+        capitalised = word[0].isupper() and first is not None and match.start() != first.start()
+        written_as_name = (
+            any(c.isupper() for c in word[1:])
+            or any(c.isdigit() for c in word)
+            or any(c in "._+#/" for c in word)
+        )
+        if lower in RECALL_FILLER and not (capitalised or written_as_name):
+            continue  # "did we go with …" — but "which Go version"
+        if lower in known or korean or capitalised or written_as_name:
+            names.append(word)
+    names.extend(word for word in _KOREAN_WORD.findall(query) if word in known)
+    for word in _KOREAN_WORD.findall(query):  # a Korean name followed by a particle: 카프카에서, 레디스를
+        names.extend(word[:cut] for cut in range(2, len(word)) if word[:cut] in known)
+    return list(dict.fromkeys(names))
+
+
+_NAME_STOP = frozenset({"i", "im", "ive", "id", "ok", "okay", "pr", "vs", "etc", "eg", "ie"})
+
+
+def unseen_name_words(names: Sequence[str], seen: Callable[[str], bool]) -> list[str]:
+    """The names (``name_words``) that occur nowhere in the archive under any spelling: ``seen`` answers for one
+    spelling (its lexical token), tried for the word, its singular and its other spellings (``glossary.spellings``:
+    k8s → kubernetes, 쿠버네티스)."""
+    from wwt.glossary import spellings
+
+    unseen = []
+    for name in names:
+        forms = [name, *spellings(name)]
+        if name.lower().endswith("s") and len(name) > 3:
+            forms.append(name[:-1])
+        if not any(seen(form) for form in forms):
+            unseen.append(name)
+    return unseen
+
+
+def vocabulary_gap(tokens: Sequence[str], seen: Callable[[str], bool]) -> float:
+    """Share of the question's topic tokens that occur nowhere in the archive in either language (a token counts
+    as said when it, its singular or another spelling of it in the glossary occurs). 0 for no tokens."""
+    from wwt.glossary import spellings
+
+    distinct = list(dict.fromkeys(tokens))
+    if not distinct:
+        return 0.0
+    missing = 0
+    for token in distinct:
+        forms = [token, *spellings(token)]
+        if token.endswith("s") and len(token) > 3:
+            forms.append(token[:-1])
+        missing += not any(seen(form) for form in forms)
+    return missing / len(distinct)
+
+
+def never_said(gap: float, distinct_tokens: int, chunks: int) -> bool:
+    """"Nothing relevant", third rule: most of a question's topic words (≥ GAP_SHARE of at least GAP_MIN_TOKENS)
+    were never said in this archive in either language. Only in an archive of GAP_MIN_CHUNKS or more: in a small
+    one, everyday words a paraphrase uses are missing too, and their absence says nothing."""
+    return chunks >= GAP_MIN_CHUNKS and distinct_tokens >= GAP_MIN_TOKENS and gap >= GAP_SHARE
+
+
+GAP_SHARE = 0.6
+GAP_MIN_TOKENS = 3
+GAP_MIN_CHUNKS = 1000
 UNSEEN_SHARE = 0.7
 WEAK_GAP = 0.03  # benchmarks/weak_signal.py (28-chunk fixture corpus): 2/6 off-topic flagged, 0/8 false alarms
 WEAK_MIN_CANDIDATES = 5  # fewer vector candidates than this: no warning (nothing to compare the best with)
@@ -404,6 +499,16 @@ def term_hits(lexical: _Lexical, terms: Sequence[str], filters: Filters) -> dict
 
 
 # ---------------------------------------------------------------------------------------------- orchestration
+
+
+def _in_archive(lexical: Any, tokenize: Callable[[str], list[str]], form: str) -> bool:
+    """Does ``form`` occur anywhere in the archive? A Latin identifier by its whole token (xterm.js, not js), a
+    Korean word by every token Kiwi makes of it."""
+    tokens = tokenize(form)
+    if not tokens:
+        return True  # nothing to look up: never evidence of absence
+    wanted = tokens[:1] if form.isascii() else tokens
+    return all(count > 0 for count in lexical.doc_freqs(wanted).values())
 
 
 def _stand_ins(lexical_hits: list[tuple[int, float]], vector_hits: list[tuple[int, float]], vector: Any) -> list:
@@ -505,7 +610,16 @@ def run_search(
     }
     if not weak and freqs and len(vector_hits) >= WEAK_MIN_CANDIDATES:
         weak = never_discussed(signals["unseen"], unseen_names(freqs), bool(signals["agree"]))
+    if tokenize is not None and hasattr(lexical, "doc_freqs"):
+        names = name_words(query)
+        missing_names = unseen_name_words(names, lambda form: _in_archive(lexical, tokenize, form)) if names else []
+        signals["names_unseen"] = float(len(missing_names))
+        gap = vocabulary_gap(query_tokens, lambda form: _in_archive(lexical, tokenize, form))
+        signals["vocabulary_gap"] = gap
+        weak = weak or bool(missing_names) or never_said(gap, len(set(query_tokens)), int(signals["chunks"]))
+    else:
+        missing_names = []
     return SearchOutcome(
         hits=hits, weak=weak, lexical_hits=len(lexical_hits), vector_top=top, vector_background=background,
-        signals=signals,
+        signals=signals, absent=missing_names,
     )
