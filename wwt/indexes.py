@@ -182,6 +182,7 @@ class Indexes:
             self.vector.delete(removed)
         if added:
             self._add_rows(store, added)
+        self._label_languages(store)
         self.lexical.commit()
         self.vector.save()
         self._vector_stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
@@ -208,6 +209,7 @@ class Indexes:
             self.vector.delete(sorted(vec_extra))
         if lex_missing or vec_missing:
             self._add_rows(store, sorted(lex_missing | vec_missing), lexical_ids=lex_missing, vector_ids=vec_missing)
+        self._label_languages(store)
         self.lexical.commit()
         self.vector.save()
         self._vector_stamp = _stamp(self.index_dir / VECTOR_DIR / VECTOR_MANIFEST)
@@ -248,6 +250,7 @@ class Indexes:
     ) -> None:
         import numpy as np
 
+        from wwt.language_axis import is_korean
         from wwt.lexical_index import LexDoc
 
         for rows in store.iter_index_rows(ids):
@@ -268,7 +271,17 @@ class Indexes:
             ]
             if vec_rows:
                 matrix = np.stack([np.frombuffer(r["vector"], dtype=np.float32) for r in vec_rows])
-                self.vector.add([r["id"] for r in vec_rows], matrix)
+                korean = [is_korean(r["embed_text"]) for r in vec_rows]
+                self.vector.add([r["id"] for r in vec_rows], matrix, korean=korean)
+
+    def _label_languages(self, store: Store) -> None:
+        """Once, for a vector index saved before chunk languages were recorded: label every chunk from SQLite."""
+        if not getattr(self.vector, "unlabelled", False):
+            return
+        from wwt.language_axis import is_korean
+
+        korean = [r["id"] for rows in store.iter_embed_texts() for r in rows if is_korean(r["embed_text"])]
+        self.vector.label_languages(korean)
 
 
 def rebuild(store: Store, index_dir: Path, dim: int = DIM) -> Indexes:

@@ -534,7 +534,10 @@ class _Backfill:
                 ids.append(chunk_id)
                 rows.append(i)
         if ids and dim == self.indexes.dim:
-            self.indexes.vector.add(ids, vectors[rows])
+            from wwt.language_axis import is_korean
+
+            korean = [is_korean(part[i][1]) for i in rows]
+            self.indexes.vector.add(ids, vectors[rows], korean=korean)
         return len(ids)
 
     def save(self) -> None:

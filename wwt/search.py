@@ -490,6 +490,7 @@ UNSEEN_SHARE = 0.7
 WEAK_GAP = 0.03  # benchmarks/weak_signal.py (28-chunk fixture corpus): 2/6 off-topic flagged, 0/8 false alarms
 WEAK_MIN_CANDIDATES = 5  # fewer vector candidates than this: no warning (nothing to compare the best with)
 MAX_TERMS_CHECKED = 12
+LANGUAGE_WIDEN = 4  # a bilingual archive: the vector leg fetches this × its depth, then re-scores (language_axis)
 
 
 def term_hits(lexical: _Lexical, terms: Sequence[str], filters: Filters) -> dict[str, int]:
@@ -562,8 +563,13 @@ def run_search(
 
     bridge = translations(query)
     vector_hits: list[tuple[int, float]] = []
+    ranked_vector: list[tuple[int, float]] = []  # what fusion sees: scores without the language's own share
     if vector.count() > 0:
-        vector_hits = vector.search(embed_query(bridged_query(query, bridge)), depth, allowed)
+        query_vector = embed_query(bridged_query(query, bridge))
+        bilingual = getattr(vector, "language_axis", None) is not None
+        wide = vector.search(query_vector, depth * LANGUAGE_WIDEN if bilingual else depth, allowed)
+        vector_hits = wide[:depth]
+        ranked_vector = vector.neutralise(wide, query_vector)[:depth] if bilingual else vector_hits
     query_tokens = topic_tokens(tokenize(query)) if tokenize is not None else []
     bridge_tokens = tokenize(" ".join(bridge)) if tokenize is not None and bridge else []
     if tokenize is not None:
@@ -575,11 +581,12 @@ def run_search(
     if allowed is not None:  # belt and braces: never show a chunk outside the scope
         lexical_hits = [(i, s) for i, s in lexical_hits if i in allowed]
         vector_hits = [(i, s) for i, s in vector_hits if i in allowed]
+        ranked_vector = [(i, s) for i, s in ranked_vector if i in allowed]
 
     freqs = lexical.doc_freqs(query_tokens) if query_tokens and hasattr(lexical, "doc_freqs") else {}
     total = lexical.count() if freqs else 0
     chosen = method or DEFAULT_METHOD
-    fusable = vector_hits + _stand_ins(lexical_hits, vector_hits, vector)  # vectors still being back-filled
+    fusable = ranked_vector + _stand_ins(lexical_hits, ranked_vector, vector)  # vectors still being back-filled
     if chosen == "adaptive":
         fused = fuse(lexical_hits, fusable, method=chosen, idf_mass=idf_mass(freqs, total) if freqs else None)
     else:

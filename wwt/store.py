@@ -1049,8 +1049,8 @@ class Store:
     def iter_index_rows(self, ids: Iterable[int] | None = None, batch: int = 500) -> Iterator[list[sqlite3.Row]]:
         """Rows for (re)building indexes: chunk fields + session metadata + vector blob."""
         sql = (
-            "SELECT c.id, c.chunk_key, c.root_session_id, c.session_id, c.lexical_text, c.start_ts, c.end_ts,"
-            " COALESCE(r.platform, s.platform) AS platform, COALESCE(r.project, s.project) AS project,"
+            "SELECT c.id, c.chunk_key, c.root_session_id, c.session_id, c.lexical_text, c.embed_text, c.start_ts,"
+            " c.end_ts, COALESCE(r.platform, s.platform) AS platform, COALESCE(r.project, s.project) AS project,"
             " COALESCE(r.project_path, s.project_path) AS project_path, COALESCE(r.cwd, s.cwd) AS cwd,"
             " COALESCE(r.git_branch, s.git_branch) AS git_branch,"
             " COALESCE(r.started_at, s.started_at) AS started_at, e.vector, e.dim"
@@ -1070,6 +1070,12 @@ class Store:
             part = id_list[start : start + batch]
             marks = ",".join("?" * len(part))
             yield self.conn.execute(sql + f" WHERE c.id IN ({marks}) ORDER BY c.id", part).fetchall()
+
+    def iter_embed_texts(self, batch: int = 500) -> Iterator[list[sqlite3.Row]]:
+        """(id, embed_text) of every chunk, in batches (labelling the vector index's languages once)."""
+        cur = self.conn.execute("SELECT id, embed_text FROM chunks ORDER BY id")
+        while rows := cur.fetchmany(batch):
+            yield rows
 
     # ---- work left by an interrupted ingest ----------------------------------------------------------
 

@@ -16,12 +16,16 @@ import os
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import hnswlib
 import numpy as np
 
 from wwt.lexical_index import IndexCorrupt
 from wwt.lru import LruDict
+
+if TYPE_CHECKING:
+    from wwt.language_axis import LanguageAxis
 
 FORMAT_VERSION = 1
 MANIFEST = "vectors.json"
@@ -59,6 +63,10 @@ class VectorIndex:
         self._m = m
         self._ef_construction = ef_construction
         self._alive: set[int] = set()
+        self._korean: set[int] = set()  # live ids whose chunk text is Korean (wwt.language_axis.is_korean)
+        self.language_axis: LanguageAxis | None = None
+        self._axis_tried: int | None = None  # index size at the last fit attempt (a one-language archive has none)
+        self.unlabelled = False  # an index saved before languages were recorded: the writer labels it once
         self._gen: str | None = None
         self._scopes = LruDict(SCOPE_CACHE_SIZE)  # frozenset of ids -> (sorted ids, their vectors)
         self._live_parts = LruDict(SCOPE_CACHE_SIZE)  # id(scope) -> (scope, scope ∩ live ids)
@@ -108,15 +116,44 @@ class VectorIndex:
         self._alive = {int(i) for i in ids.tolist()}
         if len(self._alive) > index.element_count:
             raise IndexCorrupt(f"vector index at {self.path}: id list does not match the graph")
+        self._load_languages(manifest, gen)
         self._gen = gen
         index.set_ef(self.ef_search)
         index.set_num_threads(1)
         return index
 
+    def _load_languages(self, manifest: dict, gen: str) -> None:
+        """Korean ids and the axis from a save; an index saved before they were recorded is ``unlabelled``."""
+        from wwt.language_axis import LanguageAxis
+
+        if not manifest.get("languages"):
+            self.unlabelled = bool(self._alive)
+            return
+        try:
+            korean = np.load(self.path / f"vectors-{gen}.korean.npy", allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise IndexCorrupt(f"vector index at {self.path} is unreadable: {exc}") from exc
+        self._korean = {int(i) for i in korean.tolist()} & self._alive
+        self.language_axis = LanguageAxis.from_json(manifest.get("language_axis"), self.dim)
+        tried = manifest.get("language_axis_tried")
+        self._axis_tried = int(tried) if isinstance(tried, int) else None
+
+    def _refit_language_axis(self) -> None:
+        from wwt.language_axis import due, fit, sample_ids
+
+        count = len(self._alive)
+        if not due(self.language_axis, count, self._axis_tried):
+            return
+        sample = sample_ids(self._alive)
+        vectors = np.asarray(self._index.get_items(sample), dtype=np.float32) if sample else np.zeros((0, self.dim))
+        self.language_axis = fit(vectors, [i in self._korean for i in sample], count)
+        self._axis_tried = count
+
     # ----- writes ----------------------------------------------------------------------------------------
 
-    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
-        """Insert or replace vectors by id (in memory; ``save`` persists)."""
+    def add(self, ids: Sequence[int], vectors: np.ndarray, korean: Sequence[bool] | None = None) -> None:
+        """Insert or replace vectors by id (in memory; ``save`` persists). ``korean``: per id, whether its chunk's
+        text is Korean (the language axis; unknown = not Korean)."""
         self._scopes.forget_all()
         self._live_parts.forget_all()
         vectors = np.asarray(vectors, dtype=np.float32)
@@ -124,6 +161,9 @@ class VectorIndex:
             return
         if vectors.ndim != 2 or vectors.shape != (len(ids), self.dim):
             raise ValueError(f"expected {len(ids)} vectors of dim {self.dim}, got shape {vectors.shape}")
+        flags = list(korean) if korean is not None else [False] * len(ids)
+        for chunk_id, flag in zip(ids, flags, strict=True):
+            (self._korean.add if flag else self._korean.discard)(int(chunk_id))
         labels = np.asarray([int(i) for i in ids], dtype=np.int64)
         if len(set(labels.tolist())) != len(labels):  # last write wins for duplicate ids in one call
             last = {int(label): row for row, label in enumerate(labels)}
@@ -153,8 +193,16 @@ class VectorIndex:
             if chunk_id in self._alive:
                 self._index.mark_deleted(chunk_id)
                 self._alive.discard(chunk_id)
+                self._korean.discard(chunk_id)
                 removed += 1
         return removed
+
+    def label_languages(self, korean_ids: Iterable[int]) -> None:
+        """Set which live ids are Korean (the writer's one-time labelling of an index saved before languages were
+        recorded); the axis is refitted at the next save."""
+        self._korean = {int(i) for i in korean_ids} & self._alive
+        self.unlabelled = False
+        self.language_axis, self._axis_tried = None, None
 
     def save(self) -> None:
         """Persist atomically: new generation files first, then the manifest swap, then old files removed."""
@@ -163,10 +211,10 @@ class VectorIndex:
         graph_path = self.path / f"vectors-{gen}.hnsw"
         ids_path = self.path / f"vectors-{gen}.ids.npy"
         self._index.save_index(str(graph_path))
-        with open(ids_path, "wb") as handle:
-            np.save(handle, np.asarray(sorted(self._alive), dtype=np.int64), allow_pickle=False)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _save_ids(ids_path, self._alive)
+        if not self.unlabelled:
+            _save_ids(self.path / f"vectors-{gen}.korean.npy", self._korean & self._alive)
+            self._refit_language_axis()
         _fsync_file(graph_path)
         manifest = {
             "format": FORMAT_VERSION,
@@ -177,6 +225,10 @@ class VectorIndex:
             "capacity": int(self._index.get_max_elements()),
             "count": len(self._alive),
         }
+        if not self.unlabelled:
+            manifest["languages"] = True  # vectors-<gen>.korean.npy holds the Korean ids
+            manifest["language_axis"] = self.language_axis.to_json() if self.language_axis is not None else None
+            manifest["language_axis_tried"] = self._axis_tried
         tmp = self.path / f"{MANIFEST}.{gen}.tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
             json.dump(manifest, handle)
@@ -194,6 +246,13 @@ class VectorIndex:
 
     def count(self) -> int:
         return len(self._alive)
+
+    def neutralise(self, hits: list[tuple[int, float]], query: np.ndarray) -> list[tuple[int, float]]:
+        """``hits`` re-scored without what a question and a passage share for their language alone
+        (``wwt.language_axis``); unchanged for a one-language archive."""
+        from wwt.language_axis import neutralise
+
+        return neutralise(hits, query, self._korean, self.language_axis)
 
     def all_ids(self) -> set[int]:
         return set(self._alive)
@@ -277,6 +336,13 @@ class VectorIndex:
         if len(ids) <= BRUTE_FORCE_MAX:
             self._scopes.remember(key, entry)
         return entry
+
+
+def _save_ids(path: Path, ids: Iterable[int]) -> None:
+    with open(path, "wb") as handle:
+        np.save(handle, np.asarray(sorted(ids), dtype=np.int64), allow_pickle=False)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -1,0 +1,113 @@
+"""The Korean↔English axis of the vector leg: which chunks are Korean, how scores move, and that the labels and
+the axis live with the vector index (saved, reloaded, and filled in once for an index saved before them)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wwt.language_axis import LanguageAxis, fit, is_korean, neutralise, sample_ids
+from wwt.vector_index import MANIFEST, VectorIndex
+
+KORQUAD = Path(os.environ.get("WWT_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "data" / "korquad"
+DIM = 16
+
+
+def korquad_paragraphs(n: int) -> list[str]:
+    data = json.loads((KORQUAD / "KorQuAD_v1.0_dev.json").read_text(encoding="utf-8"))["data"]
+    return [p["context"] for article in data for p in article["paragraphs"]][:n]
+
+
+def docstrings(n: int) -> list[str]:
+    found = [ast.get_docstring(node) for node in ast.walk(ast.parse(inspect.getsource(json)))
+             if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))]
+    return [doc for doc in found if doc and len(doc) > 100][:n]
+
+
+def test_korean_prose_is_korean_and_english_documentation_is_not() -> None:
+    assert all(is_korean(text) for text in korquad_paragraphs(50))
+    assert not any(is_korean(text) for text in docstrings(5))
+
+
+def test_a_korean_developer_chat_full_of_identifiers_is_still_korean() -> None:
+    assert is_korean("user: redis TTL을 300초로 줄였는데 캐시 적중률이 떨어졌어요. maxmemory-policy는 allkeys-lru 그대로예요")
+    assert not is_korean("user: set maxmemory-policy to allkeys-lru (캐시)")
+
+
+def language_vectors(n: int, lean: float, seed: int) -> np.ndarray:
+    """Unit vectors sharing a language component ``lean`` along dimension 0 (e5 does this for real)."""
+    rows = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32) * 0.3
+    rows[:, 0] += lean
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_the_axis_points_from_the_english_passages_to_the_korean_ones() -> None:
+    vectors = np.vstack([language_vectors(30, 1.0, 1), language_vectors(30, -1.0, 2)])
+    axis = fit(vectors, [True] * 30 + [False] * 30, total=60)
+    assert axis is not None and axis.direction[0] > 0.5 and axis.fitted_at == 60
+    assert fit(vectors[:35], [True] * 30 + [False] * 5, total=35) is None  # one language: nothing to bridge
+
+
+def test_a_korean_question_stops_preferring_korean_passages_for_their_language_alone() -> None:
+    axis = LanguageAxis(np.eye(DIM, dtype=np.float32)[0], fitted_at=100)
+    korean_query = np.eye(DIM, dtype=np.float32)[0] * 0.6 + np.eye(DIM, dtype=np.float32)[1] * 0.8
+    hits = [(1, 0.90), (2, 0.88), (3, 0.86), (4, 0.85)]  # 1 and 2 are Korean
+    moved = neutralise(hits, korean_query, {1, 2}, axis, weight=0.5)
+    assert [chunk_id for chunk_id, _ in moved] == [3, 4, 1, 2]  # each Korean one lost 0.3; order within kept
+    english_query = -korean_query
+    assert [i for i, _ in neutralise([(3, 0.9), (1, 0.7)], english_query, {1}, axis)][0] == 1
+    assert neutralise(hits, korean_query, {1, 2}, None) == hits  # a one-language archive: unchanged
+
+
+def test_the_sample_spreads_over_the_whole_archive_and_is_stable() -> None:
+    ids = list(range(10_000, 0, -1))
+    sample = sample_ids(ids, size=100)
+    assert len(sample) == 100 and sample == sample_ids(ids, size=100)
+    assert sample[0] == 1 and sample[-1] > 9_800
+
+
+def test_labels_and_the_axis_are_saved_with_the_index_and_come_back(tmp_path: Path) -> None:
+    index = VectorIndex(tmp_path / "vec", dim=DIM)
+    ids = list(range(1, 61))
+    index.add(ids, np.vstack([language_vectors(30, 1.0, 3), language_vectors(30, -1.0, 4)]),
+              korean=[True] * 30 + [False] * 30)
+    index.save()
+    again = VectorIndex(tmp_path / "vec", dim=DIM, create=False)
+    assert again.language_axis is not None and again.language_axis.direction[0] > 0.5
+    query = np.eye(DIM, dtype=np.float32)[0]
+    lowered = dict(again.neutralise([(1, 0.9), (40, 0.9)], query))
+    assert lowered[1] < lowered[40]  # id 1 is Korean, 40 English
+    again.delete([1])
+    assert dict(again.neutralise([(1, 0.9)], query))[1] == 0.9  # a deleted id is no longer Korean
+
+
+def test_an_index_saved_before_languages_were_recorded_is_labelled_once_from_sqlite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wwt.indexes import Indexes
+
+    index = VectorIndex(tmp_path / "vec", dim=DIM)
+    index.add([1, 2], language_vectors(2, 1.0, 5))
+    index.save()
+    manifest = json.loads((tmp_path / "vec" / MANIFEST).read_text())
+    for key in ("languages", "language_axis", "language_axis_tried"):
+        manifest.pop(key)  # as an older wwt wrote it
+    (tmp_path / "vec" / MANIFEST).write_text(json.dumps(manifest))
+    old = VectorIndex(tmp_path / "vec", dim=DIM, create=False)
+    assert old.unlabelled
+
+    class Store:
+        def iter_embed_texts(self):
+            yield [{"id": 1, "embed_text": korquad_paragraphs(1)[0]}, {"id": 2, "embed_text": docstrings(1)[0]}]
+
+    holder = Indexes.__new__(Indexes)
+    holder.vector = old
+    holder._label_languages(Store())
+    assert not old.unlabelled and old._korean == {1}
+    assert old.language_axis is None  # two chunks: too few to fit an axis from (MIN_PER_LANGUAGE)
