@@ -429,6 +429,8 @@ def test_names_are_words_written_like_names() -> None:
     assert name_words("which Go version did go.mod pin") == ["Go", "go.mod"]
     assert name_words("the PydanticUserError about a missing discriminator") == ["PydanticUserError"]
     assert name_words("mix phx.server would not boot") == ["phx.server"]
+    assert name_words("credo dialyzer mix_audit 설정 작업") == ["credo", "dialyzer", "mix_audit"]
+    assert name_words("why did opentelemetry_exporter fail to compile") == ["opentelemetry_exporter"]
 
 
 def test_everyday_words_are_not_names_even_capitalised_first_or_hyphenated() -> None:

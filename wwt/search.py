@@ -401,7 +401,7 @@ def never_discussed(unseen: float, names: int, legs_agree: bool) -> bool:
     return unseen >= UNSEEN_SHARE and names >= 1 and not legs_agree
 
 
-_NAME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._+#/-][A-Za-z0-9]+)*(?:\+\+|#)?")
+_NAME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[._+#/-][A-Za-z0-9_]+)*(?:\+\+|#)?")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _KOREAN_WORD = re.compile(r"[\uac00-\ud7a3]+")
 
@@ -428,7 +428,7 @@ def name_words(query: str) -> list[str]:
         written_as_name = (
             any(c.isupper() for c in word[1:])
             or any(c.isdigit() for c in word)
-            or any(c in "._+#/" for c in word)
+            or any(c in "._+#/" for c in word)  # also snake_case
         )
         if lower in RECALL_FILLER and not (capitalised or written_as_name):
             continue  # "did we go with …" — but "which Go version"
@@ -437,7 +437,7 @@ def name_words(query: str) -> list[str]:
     names.extend(word for word in _KOREAN_WORD.findall(query) if word in known)
     for word in _KOREAN_WORD.findall(query):  # a Korean name followed by a particle: 카프카에서, 레디스를
         names.extend(word[:cut] for cut in range(2, len(word)) if word[:cut] in known)
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(names))[:MAX_TERMS_CHECKED]
 
 
 _NAME_STOP = frozenset({"i", "im", "ive", "id", "ok", "okay", "pr", "vs", "etc", "eg", "ie"})
