@@ -437,6 +437,7 @@ def test_everyday_words_are_not_names_even_capitalised_first_or_hyphenated() -> 
     assert name_words("Pennies missing from customer statements") == []
     assert name_words("the thing with the random sign-outs after a hard-coded timeout") == []
     assert name_words("what did we end up choosing for the base image?") == []
+    assert name_words("the retry settings, e.g. backoff and jitter, i.e. how long to wait") == []
 
 
 def test_latin_words_in_a_korean_question_and_known_korean_spellings_are_names() -> None:

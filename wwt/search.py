@@ -440,7 +440,7 @@ def name_words(query: str) -> list[str]:
     return list(dict.fromkeys(names))[:MAX_TERMS_CHECKED]
 
 
-_NAME_STOP = frozenset({"i", "im", "ive", "id", "ok", "okay", "pr", "vs", "etc", "eg", "ie"})
+_NAME_STOP = frozenset({"i", "im", "ive", "id", "ok", "okay", "pr", "vs", "etc", "eg", "ie", "e.g", "i.e", "a.k.a"})
 
 
 def unseen_name_words(names: Sequence[str], seen: Callable[[str], bool]) -> list[str]:
