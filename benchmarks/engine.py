@@ -219,6 +219,21 @@ def queue_empty(home: Path) -> bool:
 # ------------------------------------------------------------------------------------------------ main
 
 
+def store_size(home: Path) -> str:
+    """A given store, by what it holds (never its path: results must not name one machine's folders)."""
+    import sqlite3
+
+    from wwt import paths
+
+    os.environ["WWT_HOME"] = str(home)
+    conn = sqlite3.connect(f"file:{paths.store_path()}?mode=ro", uri=True)
+    try:
+        chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    finally:
+        conn.close()
+    return f"a store of {chunks:,} chunks (benchmarks/scale_corpus.py when that large)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--home", type=Path, default=None)
@@ -324,7 +339,7 @@ def main() -> None:
         stop_engine(env)
         shutil.rmtree(runtime, ignore_errors=True)
 
-    scale = "fixture archive (every real fixture log)" if args.home is None else f"store at {args.home}"
+    scale = "fixture archive (every real fixture log)" if args.home is None else store_size(home)
     body = "\n".join([
         "## Resident engine (benchmarks/engine.py)",
         "",
