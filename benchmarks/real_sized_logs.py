@@ -21,8 +21,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from _shared import REAL_FIXTURES
-
 # Genuine recordings only (SOURCES.md "kind" column): composite and synthetic files are left out.
 GENUINE = (
     "VibeCodingTracker__claude_code.jsonl",
@@ -68,8 +66,8 @@ def _items(line: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    "error": bool(block.get("is_error"))}
 
 
-def script(folder: Path = REAL_FIXTURES / "claude-code") -> list[list[dict[str, Any]]]:
-    """The genuine sessions as lists of items ``{kind, text | name+input, …}`` in the order they were said; a
+def script(folder: Path) -> list[list[dict[str, Any]]]:
+    """The genuine sessions of ``folder`` (``fixtures/real/claude-code``) as lists of items ``{kind, text | name+input, …}`` in the order they were said; a
     tool result carries its call's name (``name``)."""
     sessions = []
     for name in GENUINE:
@@ -116,8 +114,7 @@ def _pick(values: list[int], quantile: float) -> int:
     return values[min(len(values) - 1, int(quantile * len(values)))]
 
 
-def _rounds(megabytes: int) -> Iterator[tuple[int, list[dict[str, Any]]]]:
-    sessions = script()
+def _rounds(sessions: list[list[dict[str, Any]]]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
     rep = 0
     while True:
         for session in sessions:
@@ -161,7 +158,7 @@ _OPENCODE_TOOLS = {"Bash": "bash", "Read": "read", "Edit": "edit", "Write": "wri
 # ------------------------------------------------------------------------------------------ writers
 
 
-def qwen_lines(megabytes: int) -> Iterator[str]:
+def qwen_lines(sessions: list[list[dict[str, Any]]]) -> Iterator[str]:
     """Qwen Code chat JSONL (``chatRecordingService``): one record per user / assistant turn / tool result,
     Gemini-style ``parts``, the envelope fields every line carries."""
     sid, cwd, ms, prev = "7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00", "/home/mina/src/ledger", T0, None
@@ -179,7 +176,7 @@ def qwen_lines(megabytes: int) -> Iterator[str]:
         prev = uid
         return _dump(line) + "\n"
 
-    for rep, session in _rounds(megabytes):
+    for rep, session in _rounds(sessions):
         pending: list[Any] = []
         for item in session + [{"kind": "end"}]:
             kind = item["kind"]
@@ -208,7 +205,7 @@ def qwen_lines(megabytes: int) -> Iterator[str]:
                                         else "success", "resultDisplay": item["text"][:200]}})
 
 
-def copilot_lines(megabytes: int) -> Iterator[str]:
+def copilot_lines(sessions: list[list[dict[str, Any]]]) -> Iterator[str]:
     """Copilot CLI ``events.jsonl``: ``user.message``, ``assistant.turn_start``/``reasoning``/``message`` with
     ``toolRequests``, ``tool.execution_start``/``execution_complete`` (``result.content`` and
     ``detailedContent``), ``assistant.turn_end``."""
@@ -229,7 +226,7 @@ def copilot_lines(megabytes: int) -> Iterator[str]:
                                   "context": {"cwd": "/home/jun/work/tide-api", "gitRoot": "/home/jun/work/tide-api",
                                               "branch": "main", "repository": "jun/tide-api"}})
     turn = 0
-    for rep, session in _rounds(megabytes):
+    for rep, session in _rounds(sessions):
         text, calls = "", []
         for item in session + [{"kind": "end"}]:
             kind = item["kind"]
@@ -268,11 +265,11 @@ def copilot_lines(megabytes: int) -> Iterator[str]:
                 yield event("tool.execution_complete", data)
 
 
-def cursor_lines(megabytes: int) -> Iterator[str]:
+def cursor_lines(sessions: list[list[dict[str, Any]]]) -> Iterator[str]:
     """Cursor CLI agent transcript: ``{role, message: {content: [blocks]}}``, the first prompt wrapped in
     ``<user_info>``/``<user_query>``, tool calls and results as ``tool_use``/``tool_result`` blocks."""
     first = True
-    for rep, session in _rounds(megabytes):
+    for rep, session in _rounds(sessions):
         blocks: list[Any] = []
         for item in session + [{"kind": "end"}]:
             kind = item["kind"]
@@ -302,12 +299,12 @@ def cursor_lines(megabytes: int) -> Iterator[str]:
                     "content": [{"type": "text", "text": item["text"]}], "is_error": item["error"]}]}}) + "\n"
 
 
-def aider_history(megabytes: int) -> Iterator[str]:
+def aider_history(sessions: list[list[dict[str, Any]]]) -> Iterator[str]:
     """``.aider.chat.history.md`` as ``aider/io.py`` appends it: a run header per session, typed input as
     ``#### `` lines ending in two spaces, the model's answer as Markdown, tool output as one ``> `` blockquote
     ending in two spaces. Aider has no tool calls: a call is written as the edit block / command it stands
     for inside the answer, its output as the blockquote."""
-    for rep, session in _rounds(megabytes):
+    for rep, session in _rounds(sessions):
         minute = rep % (24 * 60)
         yield f"\n# aider chat started at 2026-03-{14 + rep // 1440 % 14:02d} {minute // 60:02d}:{minute % 60:02d}:11\n\n"
         for item in session:
@@ -324,7 +321,7 @@ def aider_history(megabytes: int) -> Iterator[str]:
                 yield "> " + item["text"].strip() + "  \n"
 
 
-def cline_entries(megabytes: int) -> Iterator[str]:
+def cline_entries(sessions: list[list[dict[str, Any]]]) -> Iterator[str]:
     """Cline ``ui_messages.json`` entries (comma-joined; the caller wraps the list): the task, an
     ``api_req_started`` per request whose ``request`` carries what was sent (tool results and environment
     details), ``text``/``reasoning`` answers, ``ask: tool`` JSON for file tools, ``ask: command`` +
@@ -348,7 +345,7 @@ def cline_entries(megabytes: int) -> Iterator[str]:
             "Directory (/home/dev/acme-portal) Files\npackage.json\nsrc/\n</environment_details>",
             "tokensIn": 12000, "tokensOut": 300, "cacheWrites": 0, "cacheReads": 11000, "cost": 0.01}))
 
-    for _rep, session in _rounds(megabytes):
+    for _rep, session in _rounds(sessions):
         for item in session:
             kind = item["kind"]
             if kind == "user":
@@ -378,13 +375,13 @@ def cline_entries(megabytes: int) -> Iterator[str]:
                 yield request(sent)
 
 
-def opencode_rows(megabytes: int, conn: sqlite3.Connection) -> None:
+def opencode_rows(sessions: list[list[dict[str, Any]]], megabytes: int, conn: sqlite3.Connection) -> None:
     """``opencode.db`` rows as OpenCode's message-v2 writes them: a session row per script session, a message
     row per user prompt / assistant turn, its parts (``text``, ``reasoning``, ``tool`` with ``state.input``,
     ``output`` or ``error``, a ``step-start`` per turn)."""
     conn.execute("INSERT INTO project VALUES ('9f86d081884c7d65', '/home/ana/code/orbit', ?, ?)", (T0, T0))
     target = megabytes << 20
-    for rep, session in _rounds(megabytes):
+    for rep, session in _rounds(sessions):
         sid, ms = f"ses_r{rep:06d}", T0 + rep * 3_600_000
         conn.execute("INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, "
                      "time_updated) VALUES (?, '9f86d081884c7d65', NULL, 'calm-otter', '/home/ana/code/orbit', ?, "
@@ -451,22 +448,25 @@ def _opencode_session(rep: int, sid: str, ms: int, session: list[dict[str, Any]]
     return messages, parts
 
 
-def build(platform: str, folder: Path, megabytes: int, opencode_schema: str) -> Path:
-    """Write a real-sized ``platform`` log of about ``megabytes`` MiB under ``folder``; returns its path."""
+def build(platform: str, folder: Path, megabytes: int, real_claude: Path, opencode_schema: str) -> Path:
+    """Write a real-sized ``platform`` log of about ``megabytes`` MiB under ``folder`` from the genuine sessions
+    in ``real_claude`` (``fixtures/real/claude-code``); returns its path. ``opencode_schema``: the SQL that
+    creates OpenCode's tables."""
+    sessions = script(real_claude)
     if platform == "qwen-code":
         return _write_until(folder / "projects/-bench/chats/7b1e0c52-9d3a-4f61-8a2e-5c4d3b2a1f00.jsonl",
-                            megabytes, qwen_lines(megabytes))
+                            megabytes, qwen_lines(sessions))
     if platform == "copilot-cli":
         return _write_until(folder / "session-state/4f2a9c1e-8b7d-4e60-9a35-d1c2b3a4e5f6/events.jsonl", megabytes,
-                            copilot_lines(megabytes))
+                            copilot_lines(sessions))
     if platform == "cursor":
         return _write_until(folder / ".cursor/projects/home-bench/agent-transcripts/"
-                            "0c9e5a77-2b1d-4f3e-8a6c-7d5e4f3a2b1c.jsonl", megabytes, cursor_lines(megabytes))
+                            "0c9e5a77-2b1d-4f3e-8a6c-7d5e4f3a2b1c.jsonl", megabytes, cursor_lines(sessions))
     if platform == "aider":
-        return _write_until(folder / "repo/.aider.chat.history.md", megabytes, aider_history(megabytes))
+        return _write_until(folder / "repo/.aider.chat.history.md", megabytes, aider_history(sessions))
     if platform == "cline":
         return _write_until(folder / "saoudrizwan.claude-dev/tasks/1767950000000/ui_messages.json", megabytes,
-                            cline_entries(megabytes), "[", "]")
+                            cline_entries(sessions), "[", "]")
     path = folder / "opencode/opencode.db"
     path.parent.mkdir(parents=True, exist_ok=True)
     seed = sqlite3.connect(":memory:")
@@ -474,7 +474,7 @@ def build(platform: str, folder: Path, megabytes: int, opencode_schema: str) -> 
     conn = sqlite3.connect(path)
     for (sql,) in seed.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"):
         conn.execute(sql)
-    opencode_rows(megabytes, conn)
+    opencode_rows(sessions, megabytes, conn)
     conn.commit()
     conn.close()
     return path
