@@ -1,0 +1,88 @@
+"""What ``parse_file`` returns is pinned, so that making the parsers, the noise rules or the redaction faster
+cannot change what gets stored.
+
+Inputs: every log in tests/fixtures/ and in the shared real logs (fixtures/real: Claude Code, Codex, Gemini),
+and one real-sized log per newer connector (``benchmarks/real_sized_logs.py``: the genuine Claude Code
+sessions' texts written in Qwen Code, Copilot CLI, Cursor, Aider, Cline and OpenCode format — KB-sized tool
+outputs, code names in cut middles, CJK text). Each file's sessions, messages and report are digested
+(paths and file times made machine-independent). The pins in ``fixtures/parse_pins.json`` were written by
+the code before the speed-ups (main at 8863e55): ``WWT_WRITE_PARSE_PINS=1 pytest tests/test_parse_pinned.py``
+rewrites them — only when a change of output is intended.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from _shared import REAL_FIXTURES
+
+from wwt.parsers import discover, parse_file
+
+HERE = Path(__file__).resolve().parent
+PINS = HERE / "fixtures" / "parse_pins.json"
+REAL_SIZED = ("qwen-code", "copilot-cli", "cursor", "aider", "cline", "opencode")
+FILE_TIME = 1_767_950_000  # every input's mtime/atime, so logs timed by their file (Cursor) digest the same
+
+
+def _real_sized_module():
+    spec = importlib.util.spec_from_file_location("real_sized_logs", HERE.parent / "benchmarks" / "real_sized_logs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def _inputs(root: Path) -> list[Path]:
+    shutil.copytree(HERE / "fixtures", root / "fixtures", ignore=shutil.ignore_patterns("parse_pins.json"))
+    shutil.copytree(REAL_FIXTURES, root / "real")
+    builder = _real_sized_module()
+    schema = (HERE / "fixtures" / "opencode" / "db" / "opencode.sql").read_text(encoding="utf-8")
+    for platform in REAL_SIZED:
+        builder.build(platform, root / "real-sized" / platform, 1, REAL_FIXTURES / "claude-code", schema)
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            os.utime(Path(folder) / name, (FILE_TIME, FILE_TIME))
+    return sorted(path for path, _parser in discover([root]))
+
+
+def _digest(path: Path, root: Path) -> dict:
+    sessions, report = parse_file(path)
+    body = {
+        "report": {k: v for k, v in dataclasses.asdict(report).items() if k != "path"},
+        "sessions": [dataclasses.asdict(s) for s in sessions],
+    }
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=sorted)  # flags: frozensets, sorted
+    # Machine-independent: where the copies live, and Aider's session ids, which hash the file's real path.
+    aider_hash = hashlib.sha1(os.path.realpath(path).encode("utf-8", "replace")).hexdigest()[:8]
+    for where in {os.path.realpath(root), str(root)}:
+        text = text.replace(where, "<root>")
+    text = text.replace(f"-{aider_hash}", "-<path-hash>")
+    messages = sum(len(s.messages) for s in sessions)
+    return {"messages": messages, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+
+
+@pytest.fixture(scope="module")
+def digests(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("pinned")
+    return {path.relative_to(root).as_posix(): _digest(path, root) for path in _inputs(root)}
+
+
+def test_parse_output_of_every_fixture_and_real_sized_log_is_unchanged(digests: dict[str, dict]) -> None:
+    if os.environ.get("WWT_WRITE_PARSE_PINS") == "1":
+        PINS.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    pinned = json.loads(PINS.read_text(encoding="utf-8"))
+    assert sorted(digests) == sorted(pinned), "the set of parsed inputs changed"
+    changed = [f"{name}: {pinned[name]} -> {digests[name]}" for name in pinned if digests[name] != pinned[name]]
+    assert changed == []
+
+
+def test_the_pinned_inputs_cover_every_newer_connector_with_real_sized_logs(digests: dict[str, dict]) -> None:
+    for platform in REAL_SIZED:
+        sized = [v for k, v in digests.items() if k.startswith(f"real-sized/{platform}/")]
+        assert len(sized) == 1 and sized[0]["messages"] > 300, platform
