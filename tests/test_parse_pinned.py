@@ -86,3 +86,45 @@ def test_the_pinned_inputs_cover_every_newer_connector_with_real_sized_logs(dige
     for platform in REAL_SIZED:
         sized = [v for k, v in digests.items() if k.startswith(f"real-sized/{platform}/")]
         assert len(sized) == 1 and sized[0]["messages"] > 300, platform
+
+
+def _names_in_one_pass(text: str, start: int, end: int, limit: int) -> str:
+    """The rule of ``code_names`` read straight from its docstring: every word of the range, the cut first and
+    last ones dropped, distinct names in order of first appearance until the limit."""
+    import re
+
+    word_re = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
+    shape = re.compile(r"_|[a-z][A-Z]|[A-Za-z](?:\.|::)[A-Za-z]")
+    matches = list(word_re.finditer(text, start, end))
+    if matches and start > 0 and matches[0].start() == start and (text[start - 1].isalnum() or text[start - 1] in "_$"):
+        matches = matches[1:]
+    if matches and end < len(text) and matches[-1].end() == end and (text[end].isalnum() or text[end] in "_$"):
+        matches = matches[:-1]
+    out: list[str] = []
+    for match in matches:
+        name = match.group().strip("._$")
+        if not 4 <= len(name) <= 64 or name in out or not shape.search(name):
+            continue
+        if sum(len(n) + 1 for n in out) + len(name) + 1 > limit:
+            break
+        out.append(name)
+    return " ".join(out)
+
+
+def test_code_names_of_a_long_middle_read_in_chunks_are_those_of_one_pass() -> None:
+    from wwt.parsers.common import code_names
+
+    plain = "the quick brown fox jumps over the lazy dog " * 400  # ≈ 18 kB of plain words: chunks of no names
+    names = " ".join(f"load_item_{i} parseHeader{i} pkg.mod{i}.fn" for i in range(300))
+    texts = [
+        plain + names,  # the names come after several chunks
+        names + plain + "tail_name_after_plain",
+        "x" * 9000 + " " + names,  # one word longer than a chunk
+        plain.replace(" ", "\n") + names,
+    ]
+    for real in REAL_FIXTURES.glob("*/*.json*"):
+        texts.append(real.read_text(encoding="utf-8", errors="replace"))
+    for text in texts:
+        for start, end, limit in ((0, len(text), 1500), (3, len(text) - 7, 1500), (2000, len(text) - 500, 10**6),
+                                  (1, len(text) - 1, 200)):
+            assert code_names(text, start, end, limit) == _names_in_one_pass(text, start, end, limit)
