@@ -320,7 +320,10 @@ _RULES_BY_TRIGGER: dict[str, tuple[int, ...]] = {
     t: tuple(i for i, triggers in enumerate(_RULE_TRIGGERS) if t in triggers and not RULES[i].anywhere)
     for t in _ALL_TRIGGERS
 }
-_ANYWHERE = tuple((i, rule.triggers) for i, rule in enumerate(RULES) if rule.anywhere)
+_AWS_SECRET_RULE = next(i for i, rule in enumerate(RULES) if rule.kind == "aws_secret_key")  # runs on _AWS_CONTEXT
+# (trigger, rule) for the rules whose triggers count anywhere in the text: one flat scan, no generator per rule.
+_ANYWHERE_PAIRS = tuple((t, i) for i, rule in enumerate(RULES) if rule.anywhere and i != _AWS_SECRET_RULE
+                        for t in rule.triggers)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -562,12 +565,9 @@ def redact(text: str) -> tuple[str, int]:
     long_words = [w for w in text.split() if len(w) >= _MIN_TOKEN]
     present = set(_TRIGGER_RE.findall(" ".join(long_words))) if long_words else set()
     todo = {i for t in present for i in _RULES_BY_TRIGGER[t]}
-    for i, triggers in _ANYWHERE:
-        if RULES[i].kind == "aws_secret_key":
-            if aws_context:  # its name is what _AWS_CONTEXT looks for
-                todo.add(i)
-        elif any(t in text for t in triggers):
-            todo.add(i)
+    todo.update([i for t, i in _ANYWHERE_PAIRS if t in text])
+    if aws_context:  # the secret key's name is what _AWS_CONTEXT looks for
+        todo.add(_AWS_SECRET_RULE)
     for i in sorted(todo):
         text = RULES[i].pattern.sub(_replace(RULES[i], counter), text)
     if aws_context:
