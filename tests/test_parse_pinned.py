@@ -128,3 +128,34 @@ def test_code_names_of_a_long_middle_read_in_chunks_are_those_of_one_pass() -> N
         for start, end, limit in ((0, len(text), 1500), (3, len(text) - 7, 1500), (2000, len(text) - 500, 10**6),
                                   (1, len(text) - 1, 200)):
             assert code_names(text, start, end, limit) == _names_in_one_pass(text, start, end, limit)
+
+
+def _epoch_by_datetime(value: int) -> str | None:
+    """The epoch rule as datetime reads it: numbers above 1e11 are milliseconds, UTC, years 1990–2200, ``.mmm``
+    only when there are milliseconds."""
+    from datetime import datetime, timezone
+
+    number = float(value)
+    if number <= 0:
+        return None
+    try:
+        moment = datetime.fromtimestamp(number / 1000.0 if number > 1e11 else number, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+    if not 1990 <= moment.year <= 2200:
+        return None
+    millis = f".{moment.microsecond // 1000:03d}" if moment.microsecond else ""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + millis + "Z"
+
+
+def test_epoch_integers_read_without_datetime_give_the_strings_datetime_gives() -> None:
+    import random
+
+    from wwt.parsers.common import iso_timestamp
+
+    rng = random.Random(15)
+    edges = [0, 1, -1, 10**11 - 1, 10**11, 10**11 + 1, 631151999, 631152000, 7258118399, 7258118400,
+             631151999999, 631152000000, 7258118399999, 7258118400000, 1767950000000, 1767950000999, 2**63, 10**30]
+    values = edges + [rng.randrange(1, 8 * 10**12) for _ in range(20000)] + [rng.randrange(1, 8 * 10**9)
+                                                                           for _ in range(20000)]
+    assert [iso_timestamp(v) for v in values] == [_epoch_by_datetime(v) for v in values]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import time
 import unicodedata
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -455,6 +456,16 @@ def iso_timestamp(value: Any) -> str | None:
                 ms = canonical.group(7)
                 return value if ms != "000" else value[:19] + "Z"
             return None
+    if type(value) is int and value > 0:  # epoch s or ms (Cline, OpenCode, Cursor): no datetime, same string
+        seconds, millis = divmod(value, 1000) if value > _EPOCH_MS_THRESHOLD else (value, 0)
+        try:
+            t = time.gmtime(seconds)
+        except (OverflowError, OSError, ValueError):
+            return None
+        if not _MIN_YEAR <= t.tm_year <= _MAX_YEAR:
+            return None
+        base = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+        return f"{base}.{millis:03d}Z" if millis else base + "Z"
     dt: datetime | None = None
     try:
         if isinstance(value, (int, float)):
