@@ -130,7 +130,7 @@ def test_code_names_of_a_long_middle_read_in_chunks_are_those_of_one_pass() -> N
             assert code_names(text, start, end, limit) == _names_in_one_pass(text, start, end, limit)
 
 
-def _epoch_by_datetime(value: int) -> str | None:
+def _epoch_by_datetime(value: float) -> str | None:
     """The epoch rule as datetime reads it: numbers above 1e11 are milliseconds, UTC, years 1990–2200, ``.mmm``
     only when there are milliseconds."""
     from datetime import datetime, timezone
@@ -148,7 +148,7 @@ def _epoch_by_datetime(value: int) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + millis + "Z"
 
 
-def test_epoch_integers_read_without_datetime_give_the_strings_datetime_gives() -> None:
+def test_epoch_numbers_read_without_datetime_give_the_strings_datetime_gives() -> None:
     import random
 
     from wwt.parsers.common import iso_timestamp
@@ -158,4 +158,5 @@ def test_epoch_integers_read_without_datetime_give_the_strings_datetime_gives() 
              631151999999, 631152000000, 7258118399999, 7258118400000, 1767950000000, 1767950000999, 2**63, 10**30]
     values = edges + [rng.randrange(1, 8 * 10**12) for _ in range(20000)] + [rng.randrange(1, 8 * 10**9)
                                                                            for _ in range(20000)]
+    values += [float(v) for v in values[::7]] + [1e300, 1767950000123.5, 1767950000.25, 2.0**60]  # OpenCode: floats
     assert [iso_timestamp(v) for v in values] == [_epoch_by_datetime(v) for v in values]

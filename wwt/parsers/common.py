@@ -456,6 +456,8 @@ def iso_timestamp(value: Any) -> str | None:
                 ms = canonical.group(7)
                 return value if ms != "000" else value[:19] + "Z"
             return None
+    if type(value) is float and value > 0 and value.is_integer():
+        value = int(value)  # a whole number read as a float (OpenCode's message times): the same instant
     if type(value) is int and value > 0:  # epoch s or ms (Cline, OpenCode, Cursor): no datetime, same string
         seconds, millis = divmod(value, 1000) if value > _EPOCH_MS_THRESHOLD else (value, 0)
         try:
