@@ -188,12 +188,13 @@ class _Run:
         self.last_blank = True
 
     def feed(self, line: str, session: Session, report: ParseReport) -> None:
-        after_blank, self.last_blank = self.last_blank, not line.strip()
+        blank = not line or line.isspace()  # what ``not line.strip()`` says, without a copy per line
+        after_blank, self.last_blank = self.last_blank, blank
         if self.open_quote:
             self.lines.append(line)
             self.open_quote = not line.endswith("  ")
             return
-        if _is_user_line(line):
+        if line.startswith("####") and _is_user_line(line):
             if self.kind != "user":
                 self.flush(session, report)
                 self.kind = "user"
@@ -208,7 +209,7 @@ class _Run:
             self.lines.append(line[2:])
             self.open_quote = not line.endswith("  ") and bool(line[1:].strip())
             return
-        if not line.strip():
+        if blank:
             if self.kind in ("user", "tool"):
                 self.flush(session, report)
             elif self.kind == "assistant":
