@@ -303,6 +303,8 @@ class _Window:
 
     def skip_ws(self) -> bool:
         """Move past whitespace, refilling as needed; False when the file ends first."""
+        if self.pos < len(self.buf) and self.buf[self.pos] not in " \t\n\r":
+            return True  # the common case (entries written without spaces): no regex call
         while True:
             self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
             if self.pos < len(self.buf):
