@@ -160,3 +160,21 @@ def test_epoch_numbers_read_without_datetime_give_the_strings_datetime_gives() -
                                                                            for _ in range(20000)]
     values += [float(v) for v in values[::7]] + [1e300, 1767950000123.5, 1767950000.25, 2.0**60]  # OpenCode: floats
     assert [iso_timestamp(v) for v in values] == [_epoch_by_datetime(v) for v in values]
+
+
+def test_a_jsonl_line_is_decoded_as_json_loads_decodes_it() -> None:
+    from wwt.models import ParseReport
+    from wwt.parsers.common import decode_line
+
+    lines = ['{"a": 1}', ' {"a": [1, 2.5e3, null, true]}\t', '{"a": 1} x', '{"a": 1}{"b": 2}', "", "   ", "1", '"s"',
+             "[1, 2]", "\ufeff{}", "\ufeff\ufeff{}", "{\"k\": \"\\ud83d\\ude00 \u00e9\"}", "{'a': 1}", "{\"a\": NaN}",
+             "\x0c{}", "{}\x0c", "[" * 100000 + "]" * 100000, '{"a": 1}\n\n', "nul\x00l", '{"a":"\x01"}']
+    for line in lines:
+        raw = line.encode("utf-8")
+        try:
+            want = json.loads(line[1:] if line.startswith("\ufeff") else line)
+        except (ValueError, RecursionError):
+            want = None
+        report = ParseReport(path="x")
+        assert decode_line(raw, report, 0) == want, ascii(line[:40])
+        assert report.bad_lines == (want is None), ascii(line[:40])

@@ -107,7 +107,7 @@ def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
     decoded here (UTF-8, what every agent writes) so json does not sniff each line's encoding."""
     try:
         text = raw.decode("utf-8")
-        return json.loads(text[1:] if text.startswith("\ufeff") else text)  # a byte-order mark, as json allows
+        return _json_value(text[1:] if text.startswith("\ufeff") else text)  # a byte-order mark, as json allows
     except UnicodeDecodeError:
         report.bad_lines += 1
         report.note(f"invalid UTF-8 in line at byte {offset} (bad bytes replaced)")
@@ -119,6 +119,15 @@ def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
         report.bad_lines += 1
         report.note(f"malformed JSON line at byte {offset}")
         return None
+
+
+def _json_value(text: str) -> Any:
+    """``json.loads(text)`` without its two wrapper calls (it runs once per JSONL line): the same decoder, the
+    same whitespace around the value, ``ValueError`` for what json.loads refuses."""
+    value, end = _DECODER.raw_decode(text, _WS.match(text).end())  # type: ignore[union-attr]
+    if _WS.match(text, end).end() != len(text):  # type: ignore[union-attr]
+        raise ValueError("extra data after the JSON value")
+    return value
 
 
 def open_or_note(path: Path, report: ParseReport) -> BinaryIO | None:
