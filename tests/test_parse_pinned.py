@@ -178,3 +178,26 @@ def test_a_jsonl_line_is_decoded_as_json_loads_decodes_it() -> None:
         report = ParseReport(path="x")
         assert decode_line(raw, report, 0) == want, ascii(line[:40])
         assert report.bad_lines == (want is None), ascii(line[:40])
+
+
+@pytest.mark.parametrize("chunk", [3, 11, 8192])
+def test_code_names_of_random_text_are_those_of_one_pass(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """Random mixes of the characters that make or break a name (``_ . : $``, digits, non-ASCII letters, case
+    changes), cut anywhere, read in chunks of any size."""
+    import random
+
+    from wwt.parsers import common
+
+    monkeypatch.setattr(common, "_NAMES_CHUNK", chunk)
+    rng = random.Random(chunk)
+    alphabet = "aaabcXYZ__..::$9é9 \n-/()"
+    pieces = ["foo_bar", "fooBar", "a.b", "x::y", "HTTP_OK", "plain", "é_x", "9abc_d", "_x_", "$a.b", "..", "a.9b", "ab:cd"]
+    for _ in range(6000):
+        if rng.random() < 0.5:
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(60)))
+        else:
+            text = "".join(rng.choice(pieces) + rng.choice(["", " ", ".", ":", "\n", "_"]) for _ in range(rng.randrange(30)))
+        start = rng.randrange(len(text) + 1)
+        end = rng.randrange(start, len(text) + 1)
+        limit = rng.choice([1500, 30, 10, 5])
+        assert common.code_names(text, start, end, limit) == _names_in_one_pass(text, start, end, limit), (text, start, end)
