@@ -168,6 +168,11 @@ def parse_history(lines: Iterable[str], path: Path, report: ParseReport) -> Iter
             if line.strip():
                 report.unknown_records += 1  # text before the first run header
             continue
+        if state.open_quote:  # inside a multi-line tool output (most lines of a long one): what feed does first
+            state.last_blank = not line or line.isspace()
+            state.lines.append(line)
+            state.open_quote = not line.endswith("  ")
+            continue
         state.feed(line, session, report)
     if session is not None:
         state.flush(session, report)
