@@ -1,11 +1,17 @@
 """Parse throughput and peak RSS of the newer connectors, side by side in one run (issue 15 target: ≥ 30 MB/s on
 a 100 MB synthetic file, reader memory flat in file size).
 
-Each input repeats the connector's own test fixture (tests/fixtures/<agent>/) with fresh ids per repetition, so
-records keep their real length and shape: Qwen Code chat JSONL, Copilot CLI ``events.jsonl``, Cursor CLI agent
-transcript JSONL, Aider ``.aider.chat.history.md``, Cline ``ui_messages.json`` (one JSON list) and OpenCode's
-``opencode.db`` (SQLite; many sessions, as a real store holds). Two modes, each in a fresh subprocess whose peak
-RSS (with any children, ``_shared.run_tree_measured``) is its own:
+Formats: Qwen Code chat JSONL, Copilot CLI ``events.jsonl``, Cursor CLI agent transcript JSONL, Aider
+``.aider.chat.history.md``, Cline ``ui_messages.json`` (one JSON list) and OpenCode's ``opencode.db`` (SQLite;
+many sessions, as a real store holds). Two inputs per format:
+
+  real-sized — the texts of ten genuine Claude Code sessions (``fixtures/real/claude-code``) written in the
+           connector's format (``real_sized_logs.py``): real message sizes, KB-sized tool calls and outputs
+  tiny     — the connector's own test fixture (tests/fixtures/<agent>/) repeated with fresh ids: records of a
+           few dozen to a few hundred bytes, the per-record worst case
+
+Two modes, each in a fresh subprocess whose peak RSS (with any children, ``_shared.run_tree_measured``) is its
+own:
 
   reader — the connector's own record reader as the parser calls it (JSONL lines and Markdown lines, dropped
            as read; Cline's JSON list entry by entry through a bounded window; OpenCode's rows one session at
@@ -13,7 +19,7 @@ RSS (with any children, ``_shared.run_tree_measured``) is its own:
   parse  — ``parse_file`` (connector + noise rules + redaction), returning every kept message (grows with the
            kept text by design: one session = one list)
 
-    .venv/bin/python benchmarks/parse_connectors.py --sizes 10,100 [--append-results]
+    .venv/bin/python benchmarks/parse_connectors.py --sizes 10,100 [--inputs real-sized,tiny] [--append-results]
     (also ``python benchmarks/parse.py --connectors``)
 """
 
@@ -29,7 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _shared import load_average, replace_section, run_tree_measured  # noqa: E402
+import real_sized_logs  # noqa: E402
+from _shared import REAL_FIXTURES, load_average, replace_section, run_tree_measured  # noqa: E402
 
 FIX = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 JSONL = {
@@ -45,6 +52,7 @@ AIDER = FIX / "aider/quillpad/.aider.chat.history.md"
 CLINE = FIX / "cline/saoudrizwan.claude-dev/tasks/1767950000000/ui_messages.json"
 OPENCODE_SQL = FIX / "opencode/db/opencode.sql"
 CONNECTORS = ("qwen-code", "copilot-cli", "cursor", "aider", "cline", "opencode")
+INPUTS = ("real-sized", "tiny")
 
 
 # ------------------------------------------------------------------------------------------ synthetic inputs
@@ -138,7 +146,10 @@ def build_opencode(out_path: Path, megabytes: int) -> Path:
     return out_path
 
 
-def build(platform: str, folder: Path, megabytes: int) -> Path:
+def build(platform: str, folder: Path, megabytes: int, inputs: str = "tiny") -> Path:
+    if inputs == "real-sized":
+        return real_sized_logs.build(platform, folder, megabytes, REAL_FIXTURES / "claude-code",
+                                     OPENCODE_SQL.read_text(encoding="utf-8"))
     if platform in JSONL:
         source, relative = JSONL[platform]
         return _repeat_lines(source, folder / relative, megabytes, _fresh_jsonl)
@@ -209,6 +220,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10,100", help="synthetic input sizes in MB, comma-separated")
     ap.add_argument("--only", default=",".join(CONNECTORS), help="connectors to measure, comma-separated")
+    ap.add_argument("--inputs", default=",".join(INPUTS), help="synthetic inputs: real-sized, tiny (comma-separated)")
     ap.add_argument("--append-results", action="store_true", help="write its section into benchmarks/RESULTS.md")
     ap.add_argument("--child", nargs=3, metavar=("MODE", "PLATFORM", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -219,47 +231,60 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     _, base, _, _, _ = run_tree_measured([sys.executable, "-c", "import wwt.parsers"])
     for platform in args.only.split(","):
-        for size in sizes:
-            with tempfile.TemporaryDirectory(prefix="wwt-bench-") as tmp:
-                path = build(platform, Path(tmp), size)
-                actual = path.stat().st_size / 1e6
-                for mode in ("reader", "parse"):
-                    r = run_child(mode, platform, path)
-                    r.update(platform=platform, mode=mode, size=size, mb=actual, mb_s=actual / r["seconds"],
-                             cpu_mb_s=actual / r["cpu_seconds"])
-                    rows.append(r)
-                    print(f"{platform:12} {actual:7.1f} MB  {mode:6}  {r['mb_s']:6.1f} MB/s wall  "
-                          f"{r['cpu_mb_s']:6.1f} MB/s cpu  peak RSS {r['peak_rss_mb']:6.1f} MB  "
-                          f"records {r['records']}  sessions {r['sessions']}  messages {r['messages']}", flush=True)
+        for inputs in args.inputs.split(","):
+            for size in sizes:
+                rows += measure_input(platform, inputs, size)
     print(f"baseline RSS (python + wwt.parsers imported): {base:.1f} MB")
     if args.append_results:
-        _append(rows, base, args.sizes)
+        _append(rows, base, args.sizes, args.inputs)
 
 
-def _append(rows: list[dict], base: float, sizes: str) -> None:
+def measure_input(platform: str, inputs: str, size: int) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="wwt-bench-") as tmp:
+        path = build(platform, Path(tmp), size, inputs)
+        actual = path.stat().st_size / 1e6
+        for mode in ("reader", "parse"):
+            r = run_child(mode, platform, path)
+            r.update(platform=platform, inputs=inputs, mode=mode, size=size, mb=actual, mb_s=actual / r["seconds"],
+                     cpu_mb_s=actual / r["cpu_seconds"])
+            rows.append(r)
+            print(f"{platform:12} {inputs:10} {actual:7.1f} MB  {mode:6}  {r['mb_s']:6.1f} MB/s wall  "
+                  f"{r['cpu_mb_s']:6.1f} MB/s cpu  peak RSS {r['peak_rss_mb']:6.1f} MB  "
+                  f"records {r['records']}  sessions {r['sessions']}  messages {r['messages']}", flush=True)
+    return rows
+
+
+def _append(rows: list[dict], base: float, sizes: str, inputs: str) -> None:
     small, large = min(r["size"] for r in rows), max(r["size"] for r in rows)
     lines = [
         f"## Parse throughput and peak RSS — the newer connectors ({time.strftime('%Y-%m-%d')})",
         "",
-        f"Command: `python benchmarks/parse_connectors.py --sizes {sizes} --append-results` ({os.cpu_count()} shared "
-        f"CPU cores, load average {load_average()}, Python {sys.version.split()[0]}). Inputs: each connector's test "
-        "fixture repeated with fresh ids (OpenCode: whole sessions copied into one `opencode.db`). `reader` = the "
+        f"Command: `python benchmarks/parse_connectors.py --sizes {sizes} --inputs {inputs} --append-results` "
+        f"({os.cpu_count()} shared CPU cores, load average {load_average()}, Python {sys.version.split()[0]}). "
+        "Inputs: `real-sized` = the texts of the ten genuine Claude Code sessions in `fixtures/real/claude-code` "
+        "(SOURCES.md), in order, written in each connector's format and repeated with fresh ids "
+        "(`real_sized_logs.py`); their sizes: " + real_sized_logs.distribution(real_sized_logs.script(REAL_FIXTURES / "claude-code")) + ". "
+        "`tiny` = each connector's test fixture repeated with fresh ids (records of a few dozen to a few hundred "
+        "bytes: the per-record worst case; OpenCode: whole sessions copied into one `opencode.db`). `reader` = the "
         "connector's record reader alone (records dropped as read); `parse` = `parse_file`, keeping every message. "
         "Peak RSS = the measuring process and any it starts. Targets: ≥ 30 MB/s at 100 MB, reader RSS flat in "
         "file size.",
         "",
-        "| connector | size | mode | MB/s (wall) | MB/s (CPU time) | peak RSS MB | records | sessions | messages |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| connector | input | size | mode | MB/s (wall) | MB/s (CPU time) | peak RSS MB | records | sessions | "
+        "messages |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['platform']} | {r['mb']:.1f} MB | {r['mode']} | {r['mb_s']:.1f} | {r['cpu_mb_s']:.1f} | "
-                     f"{r['peak_rss_mb']:.1f} | {r['records']} | {r['sessions'] or ''} | {r['messages'] or ''} |")
+        lines.append(f"| {r['platform']} | {r['inputs']} | {r['mb']:.1f} MB | {r['mode']} | {r['mb_s']:.1f} | "
+                     f"{r['cpu_mb_s']:.1f} | {r['peak_rss_mb']:.1f} | {r['records']} | {r['sessions'] or ''} | "
+                     f"{r['messages'] or ''} |")
     lines += ["", f"Baseline RSS (interpreter + `wwt.parsers` imported): {base:.1f} MB.", ""]
-    for platform in dict.fromkeys(r["platform"] for r in rows):
-        get = {(r["size"], r["mode"]): r for r in rows if r["platform"] == platform}
+    for platform, kind in dict.fromkeys((r["platform"], r["inputs"]) for r in rows):
+        get = {(r["size"], r["mode"]): r for r in rows if r["platform"] == platform and r["inputs"] == kind}
         if (small, "reader") in get and (large, "reader") in get and small != large:
             a, b, p = get[(small, "reader")], get[(large, "reader")], get[(large, "parse")]
-            lines.append(f"- {platform}: reader RSS above baseline {a['peak_rss_mb'] - base:.1f} → "
+            lines.append(f"- {platform} ({kind}): reader RSS above baseline {a['peak_rss_mb'] - base:.1f} → "
                          f"{b['peak_rss_mb'] - base:.1f} MB ({small} → {large} MB); parse at {large} MB "
                          f"{p['mb_s']:.1f} MB/s wall, {p['cpu_mb_s']:.1f} MB/s CPU")
     replace_section("parse-connectors", "\n".join(lines))

@@ -89,3 +89,58 @@ def test_invalid_utf8_is_counted_and_replaced_and_a_missing_header_is_unknown(tm
     stray.write_text("notes before any run\n\n# aider chat started at 2026-03-16 08:00:00\n\n#### hi there  \n")
     (one,), report = parse(stray)
     assert report.unknown_records == 1 and user_texts(one) == ["hi there"]
+
+
+def _lines_one_at_a_time(data: bytes) -> tuple[list[str], list[str]]:
+    """How the history reads line by line: split at ``\\n``, each line decoded alone (bad bytes replaced and
+    noted with the line's number), line ends dropped."""
+    lines, notes = [], []
+    raws = data.split(b"\n")
+    if not raws[-1]:
+        raws.pop()  # what follows the last line end: nothing, or a last line without one
+    for number, raw in enumerate(raws, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            notes.append(f"invalid UTF-8 in line {number} (bad bytes replaced)")
+            line = raw.decode("utf-8", errors="replace")
+        lines.append(line.rstrip("\r"))
+    return lines, notes
+
+
+def test_the_history_read_a_block_at_a_time_gives_the_lines_read_one_at_a_time(tmp_path, monkeypatch):
+    import wwt.parsers.aider as aider
+    from wwt.models import ParseReport
+
+    monkeypatch.setattr(aider, "_BLOCK", 64)  # many block edges: lines across them, lines longer than a block
+    cases = [
+        HISTORY.read_bytes(),
+        b"# aider chat started at 2026-03-16 08:00:00\r\n\r\n#### caf\xc3\xa9 \xed\x95\x9c\xea\xb8\x80  \r\n" * 9,
+        b"> " + b"x" * 300 + b"  \n" + b"#### bad \xe9 byte  \n" * 5 + b"\xff\xfe\n\n" + b"last line, no end\r",
+        b"\xef\xbb\xbf# aider chat started at 2026-03-16 08:00:00\n" + "한국어 출력 ".encode() * 40 + b"\n\n\n",
+        b"", b"\n", b"no newline at all", b"\xe9" * 200,
+    ]
+    for data in cases:
+        path = tmp_path / "h.md"
+        path.write_bytes(data)
+        report = ParseReport(path=str(path))
+        with open(path, "rb") as fh:
+            got = []
+            for line in aider._lines(fh, report):
+                got.append(line)
+                report.lines += 1  # what parse_history counts as each line arrives (notes name the line)
+        want, notes = _lines_one_at_a_time(data)
+        assert got == want
+        assert report.notes == notes and report.bad_lines == len(notes)
+        assert report.end_offset == len(data)
+
+
+def test_a_run_header_time_is_read_as_strptime_reads_it():
+    for stamp in ("2026-03-14 09:05:11", "2024-02-29 23:59:59", "2026-02-29 10:00:00", "2026-13-01 00:00:00",
+                  "2026-01-01 24:00:00", "2026-01-01 00:60:00", "2026-01-01 00:00:60", "0000-01-01 00:00:00",
+                  "٢٠٢٦-٠٣-١٤ ٠٩:٠٥:١١", "2026-03-14 9:05:11 "):
+        try:
+            want = _utc(stamp)
+        except (ValueError, OverflowError, OSError):
+            want = None
+        assert local_to_utc(stamp) == want, stamp

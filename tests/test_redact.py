@@ -18,6 +18,7 @@ import string
 from pathlib import Path
 
 import pytest
+from _shared import REAL_FIXTURES
 
 from wwt.redact import redact
 
@@ -338,3 +339,25 @@ def test_count_is_per_secret():
 )
 def test_ordinary_text_is_untouched(text):
     assert redact(text) == (text, 0)
+
+
+def test_the_aws_context_written_caseless_finds_what_the_case_insensitive_rule_finds() -> None:
+    """``_AWS_CONTEXT`` spells each letter as a class instead of using IGNORECASE (20× faster). It must say yes
+    exactly where ``(?i)`` does: for every character of the letters it uses (Python folds İ ı ſ and the Kelvin
+    sign onto ASCII letters), and on real logs and look-alikes."""
+    import re
+
+    from wwt.redact import _AWS_CONTEXT
+
+    rule = re.compile(r"(?i)\b(?:AKIA|ASIA)[A-Z0-9]{16}\b|secret[ _]?access[ _]?key|aws[ _]?secret")
+    for char in map(chr, [*range(0x3000), 0x212A, 0xFF21, 0xFF41, 0x1D400]):
+        for text in (f"AKI{char}IOSFODNN7EXAMPLE", f"AKIAIOSFODNN7EXAMPL{char}", f"{char}AKIAIOSFODNN7EXAMPLE",
+                     f"se{char}ret access key", f"a{char}s_secret", f"AW{char}SECRET", f"secret acce{char}s key",
+                     f"secret_access_{char}ey"):
+            assert bool(_AWS_CONTEXT.search(text)) == bool(rule.search(text)), ascii(text)
+    texts = ["ſecret access key", "AWS_SECRET", "\u212aey", "asia" + "z" * 16, "xASIA" + "Z" * 16, "ASİA" + "A" * 16,
+             "secret__access key", "my aws secret here", "AKIA" + "\u212a" * 16 + " x"]
+    for path in sorted(REAL_FIXTURES.glob("*/*.json*")):
+        texts += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for text in texts:
+        assert bool(_AWS_CONTEXT.search(text)) == bool(rule.search(text)), ascii(text[:120])

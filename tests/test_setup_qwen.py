@@ -199,3 +199,78 @@ def _stop_worker(data: Path) -> None:
     from test_hook import _stop_worker as stop
 
     stop(data)
+
+
+# What `qwen extensions install <wwt checkout>` leaves behind (QwenLM/qwen-code packages/core/src/extension:
+# variables.ts, extension-converter.ts, extensionManager.ts): wwt's Gemini extension converted into a copy at
+# ~/.qwen/extensions/wwt/ with qwen-extension.json, install metadata beside it, and enablement rules in
+# ~/.qwen/extensions/extension-enablement.json (`!` disables, `*` covers subfolders, the last match wins).
+def install_qwen_extension(home: Path, rules: list[str] | None = None, link_to: Path | None = None) -> Path:
+    ext = home / ".qwen/extensions/wwt"
+    ext.mkdir(parents=True)
+    manifest = json.loads((Path(__file__).resolve().parent.parent / "gemini-extension.json").read_text())
+    if link_to is None:
+        (ext / "qwen-extension.json").write_text(json.dumps(manifest, indent=2))
+        (ext / ".qwen-extension-install.json").write_text(json.dumps({"source": "/src/wwt", "type": "local"}))
+    else:  # `qwen extensions link <folder>`: only the install metadata is in ~/.qwen/extensions/wwt/
+        (ext / ".qwen-extension-install.json").write_text(json.dumps({"source": str(link_to), "type": "link"}))
+    if rules is not None:
+        (home / ".qwen/extensions/extension-enablement.json").write_text(json.dumps({"wwt": {"overrides": rules}}))
+    return ext
+
+
+def test_setup_registers_nothing_in_qwen_where_the_wwt_extension_is_installed(home: Path) -> None:
+    install_qwen_extension(home, rules=[f"{home}/*"])
+    before = snapshot(home)
+    plan, _ = run(use_agent_cli=False)
+    assert snapshot(home) == before  # no second set of hooks and MCP server beside the extension's
+    [line] = [s for s in plan.skipped if "Qwen Code" in s]
+    assert "wwt plugin wwt (" in line and "registers no second copy" in line
+    plan, _ = run(uninstall=True, use_agent_cli=False)
+    assert any("qwen extensions uninstall wwt" in s for s in plan.skipped)
+
+
+def test_setup_run_before_the_qwen_extension_removes_its_own_copy(home: Path) -> None:
+    before = snapshot(home)
+    run(use_agent_cli=False)
+    assert our_handlers(settings(home)["hooks"], "Stop")
+    install_qwen_extension(home)  # no enablement file: enabled everywhere
+    run(use_agent_cli=False)
+    data = settings(home)
+    assert not our_handlers(data.get("hooks", {}), "Stop") and "wwt" not in data.get("mcpServers", {})
+    assert json.loads(snapshot(home)[".qwen/settings.json"]) == json.loads(before[".qwen/settings.json"])
+
+
+@pytest.mark.parametrize("case", ["disabled for the home folder", "linked elsewhere", "another extension"])
+def test_a_qwen_extension_that_is_not_an_enabled_wwt_does_not_stop_setup(home: Path, tmp_path: Path,
+                                                                         case: str) -> None:
+    from wwt.setup.plugins import installed
+
+    if case == "disabled for the home folder":
+        install_qwen_extension(home, rules=[f"{home}/*", f"!{home}/*"])
+    elif case == "linked elsewhere":
+        other = tmp_path / "other-extension"
+        other.mkdir()
+        (other / "qwen-extension.json").write_text(json.dumps({"name": "not-wwt", "version": "1.0.0"}))
+        install_qwen_extension(home, link_to=other)
+    else:
+        (home / ".qwen/extensions/security").mkdir(parents=True)
+        (home / ".qwen/extensions/security/qwen-extension.json").write_text('{"name": "qwen-cli-security"}')
+    assert installed("qwen-code") is None
+    run(use_agent_cli=False)
+    assert our_handlers(settings(home)["hooks"], "Stop")
+
+
+def test_a_linked_qwen_extension_and_a_rule_on_the_real_home_path_count(home: Path, tmp_path: Path) -> None:
+    from wwt.setup.plugins import installed
+
+    source = tmp_path / "wwt-checkout"
+    source.mkdir()
+    (source / "qwen-extension.json").write_text(json.dumps({"name": "wwt", "version": "2.0.0"}))
+    install_qwen_extension(home, link_to=source)
+    assert installed("qwen-code") is not None
+    real = tmp_path / "real-home"
+    home.rename(real)
+    home.symlink_to(real)  # HOME is a symlink; Qwen also matches rules against the canonical path
+    (real / ".qwen/extensions/extension-enablement.json").write_text(json.dumps({"wwt": {"overrides": [f"!{real}/*"]}}))
+    assert installed("qwen-code") is None

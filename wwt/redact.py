@@ -320,14 +320,39 @@ _RULES_BY_TRIGGER: dict[str, tuple[int, ...]] = {
     t: tuple(i for i, triggers in enumerate(_RULE_TRIGGERS) if t in triggers and not RULES[i].anywhere)
     for t in _ALL_TRIGGERS
 }
-_ANYWHERE = tuple((i, rule.triggers) for i, rule in enumerate(RULES) if rule.anywhere)
+_AWS_SECRET_RULE = next(i for i, rule in enumerate(RULES) if rule.kind == "aws_secret_key")  # runs on _AWS_CONTEXT
+# (trigger, rule) for the rules whose triggers count anywhere in the text: one flat scan, no generator per rule.
+_ANYWHERE_PAIRS = tuple((t, i) for i, rule in enumerate(RULES) if rule.anywhere and i != _AWS_SECRET_RULE
+                        for t in rule.triggers)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # AWS secret access keys without their name next to them (a table, a CSV export, `aws configure list`): a
 # 40-character base64 word with upper, lower and digits, in a text that holds an access key id or names the
 # secret access key. Git SHAs (hex) and paths (several `/`) are not such words.
-_AWS_CONTEXT = re.compile(r"(?i)\b(?:AKIA|ASIA)[A-Z0-9]{16}\b|secret[ _]?access[ _]?key|aws[ _]?secret")
+# Python's case-insensitive matching folds four non-ASCII letters onto ASCII ones (İ ı → i, ſ → s, Kelvin K → k).
+_FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
+
+
+def _caseless(word: str) -> str:
+    """A pattern matching exactly what ``(?i)word`` matches, with each letter as a character class: the regex
+    engine scans classes many times faster than it folds case (an IGNORECASE search ran at ~6 MB/s)."""
+    out = []
+    for char in word:
+        if not char.isalpha():
+            out.append(re.escape(char))
+            continue
+        same = dict.fromkeys(char.lower() + char.upper() + _FOLDS_TO_ASCII)
+        out.append("[" + "".join(c for c in same if re.fullmatch(re.escape(char), c, re.IGNORECASE)) + "]")
+    return "".join(out)
+
+
+# ``(?i)\b(?:AKIA|ASIA)[A-Z0-9]{16}\b|secret[ _]?access[ _]?key|aws[ _]?secret``, written out caseless.
+_ALNUM_CASELESS = "[A-Za-z0-9" + "".join(c for c in _FOLDS_TO_ASCII if re.fullmatch("[A-Z]", c, re.IGNORECASE)) + "]"
+_AWS_CONTEXT = re.compile(
+    rf"\b(?:{_caseless('AKIA')}|{_caseless('ASIA')}){_ALNUM_CASELESS}{{16}}\b"
+    rf"|{_caseless('secret')}[ _]?{_caseless('access')}[ _]?{_caseless('key')}|{_caseless('aws')}[ _]?{_caseless('secret')}"
+)
 _AWS_SECRET_WORD = re.compile(r"(?<![A-Za-z0-9/+=\\])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
@@ -562,12 +587,9 @@ def redact(text: str) -> tuple[str, int]:
     long_words = [w for w in text.split() if len(w) >= _MIN_TOKEN]
     present = set(_TRIGGER_RE.findall(" ".join(long_words))) if long_words else set()
     todo = {i for t in present for i in _RULES_BY_TRIGGER[t]}
-    for i, triggers in _ANYWHERE:
-        if RULES[i].kind == "aws_secret_key":
-            if aws_context:  # its name is what _AWS_CONTEXT looks for
-                todo.add(i)
-        elif any(t in text for t in triggers):
-            todo.add(i)
+    todo.update([i for t, i in _ANYWHERE_PAIRS if t in text])
+    if aws_context:  # the secret key's name is what _AWS_CONTEXT looks for
+        todo.add(_AWS_SECRET_RULE)
     for i in sorted(todo):
         text = RULES[i].pattern.sub(_replace(RULES[i], counter), text)
     if aws_context:

@@ -58,17 +58,56 @@ class AiderParser:
             yield from parse_history(_lines(fh, report), path, report)
 
 
+_BLOCK = 1 << 18  # bytes read at a time; memory is a block plus the longest line, whatever the file size
+
+
 def _lines(fh: Any, report: ParseReport) -> Iterator[str]:
-    """The file's lines, read one at a time (bounded memory); invalid UTF-8 is replaced and counted."""
-    for raw in fh:
-        report.end_offset += len(raw)
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            report.bad_lines += 1
-            report.note(f"invalid UTF-8 in line {report.lines + 1} (bad bytes replaced)")
-            line = raw.decode("utf-8", errors="replace")
-        yield line.rstrip("\r\n")
+    """The file's lines (split at ``\n``, line ends dropped), read a block at a time and decoded a block at a
+    time; a block with invalid UTF-8 is decoded line by line (bad bytes replaced, each such line counted)."""
+    pending: list[bytes] = []  # a line longer than a block, gathered until its end comes
+    while block := fh.read(_BLOCK):
+        cut = block.rfind(b"\n") + 1
+        if not cut:
+            pending.append(block)
+            continue
+        whole = b"".join([*pending, block[:cut]]) if pending else block[:cut]
+        pending = [block[cut:]] if cut < len(block) else []
+        yield from _block_lines(whole, report)
+    if pending:
+        yield from _block_lines(b"".join(pending), report)
+
+
+def _block_lines(data: bytes, report: ParseReport) -> Iterator[str]:
+    raws = data.split(b"\n")
+    tail = raws.pop()  # b"" when the block ends a line; else the file's last line, which has no line end
+    try:
+        texts: list[str] | None = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        texts = None
+    if texts is not None:
+        for raw, line in zip(raws, texts, strict=False):  # texts also holds the tail
+            report.end_offset += len(raw) + 1
+            yield line.rstrip("\r")
+        if tail:
+            report.end_offset += len(tail)
+            yield texts[-1].rstrip("\r")
+        return
+    for raw in raws:
+        report.end_offset += len(raw) + 1
+        yield _decoded(raw, report)
+    if tail:
+        report.end_offset += len(tail)
+        yield _decoded(tail, report)
+
+
+def _decoded(raw: bytes, report: ParseReport) -> str:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        report.bad_lines += 1
+        report.note(f"invalid UTF-8 in line {report.lines + 1} (bad bytes replaced)")
+        line = raw.decode("utf-8", errors="replace")
+    return line.rstrip("\r")
 
 
 def looks_like_aider(path: Path, head: bytes) -> bool:
@@ -84,7 +123,12 @@ def looks_like_aider(path: Path, head: bytes) -> bool:
 def local_to_utc(stamp: str) -> str | None:
     """``YYYY-MM-DD HH:MM:SS`` in this machine's local time → ISO UTC (Aider writes ``datetime.now()``)."""
     try:
-        moment = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").astimezone(timezone.utc)
+        if stamp.isascii() and len(stamp) == 19:  # what the header holds: fields read directly (strptime is slow)
+            moment = datetime(int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]), int(stamp[11:13]),
+                              int(stamp[14:16]), int(stamp[17:19]))
+        else:
+            moment = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S")
+        moment = moment.astimezone(timezone.utc)
     except (ValueError, OverflowError, OSError):
         return None
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -99,12 +143,13 @@ def parse_history(lines: Iterable[str], path: Path, report: ParseReport) -> Iter
     folder = str(path.resolve().parent) if path.is_absolute() or path.exists() else str(path.parent)
     root = folder  # Aider writes the file at the repository's root: that folder is the project
     path_hash = hashlib.sha1(os.path.realpath(path).encode("utf-8", "replace")).hexdigest()[:8]
+    project = project_name(root)
     seen_ids: dict[str, int] = {}
     session: Session | None = None
     state = _Run()
     for line in lines:
         report.lines += 1
-        header = _HEADER_RE.match(line)
+        header = _HEADER_RE.match(line) if line.startswith("# aider chat") else None
         if header:
             if session is not None:
                 state.flush(session, report)
@@ -115,13 +160,18 @@ def parse_history(lines: Iterable[str], path: Path, report: ParseReport) -> Iter
             seen_ids[base] = seen_ids.get(base, 0) + 1
             sid = base if seen_ids[base] == 1 else f"{base}-{seen_ids[base]}"
             when = local_to_utc(stamp)
-            session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), project=project_name(root),
+            session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), project=project,
                               project_path=root, cwd=folder, started_at=when, ended_at=when)
             state = _Run(timestamp=when)
             continue
         if session is None:
             if line.strip():
                 report.unknown_records += 1  # text before the first run header
+            continue
+        if state.open_quote:  # inside a multi-line tool output (most lines of a long one): what feed does first
+            state.last_blank = not line or line.isspace()
+            state.lines.append(line)
+            state.open_quote = not line.endswith("  ")
             continue
         state.feed(line, session, report)
     if session is not None:
@@ -143,12 +193,13 @@ class _Run:
         self.last_blank = True
 
     def feed(self, line: str, session: Session, report: ParseReport) -> None:
-        after_blank, self.last_blank = self.last_blank, not line.strip()
+        blank = not line or line.isspace()  # what ``not line.strip()`` says, without a copy per line
+        after_blank, self.last_blank = self.last_blank, blank
         if self.open_quote:
             self.lines.append(line)
             self.open_quote = not line.endswith("  ")
             return
-        if _is_user_line(line):
+        if line.startswith("####") and _is_user_line(line):
             if self.kind != "user":
                 self.flush(session, report)
                 self.kind = "user"
@@ -163,7 +214,7 @@ class _Run:
             self.lines.append(line[2:])
             self.open_quote = not line.endswith("  ") and bool(line[1:].strip())
             return
-        if not line.strip():
+        if blank:
             if self.kind in ("user", "tool"):
                 self.flush(session, report)
             elif self.kind == "assistant":

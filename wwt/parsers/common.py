@@ -6,6 +6,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import time
 import unicodedata
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -106,7 +107,7 @@ def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
     decoded here (UTF-8, what every agent writes) so json does not sniff each line's encoding."""
     try:
         text = raw.decode("utf-8")
-        return json.loads(text[1:] if text.startswith("\ufeff") else text)  # a byte-order mark, as json allows
+        return _json_value(text[1:] if text.startswith("\ufeff") else text)  # a byte-order mark, as json allows
     except UnicodeDecodeError:
         report.bad_lines += 1
         report.note(f"invalid UTF-8 in line at byte {offset} (bad bytes replaced)")
@@ -118,6 +119,15 @@ def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
         report.bad_lines += 1
         report.note(f"malformed JSON line at byte {offset}")
         return None
+
+
+def _json_value(text: str) -> Any:
+    """``json.loads(text)`` without its two wrapper calls (it runs once per JSONL line): the same decoder, the
+    same whitespace around the value, ``ValueError`` for what json.loads refuses."""
+    value, end = _DECODER.raw_decode(text, _WS.match(text).end())  # type: ignore[union-attr]
+    if _WS.match(text, end).end() != len(text):  # type: ignore[union-attr]
+        raise ValueError("extra data after the JSON value")
+    return value
 
 
 def open_or_note(path: Path, report: ParseReport) -> BinaryIO | None:
@@ -302,6 +312,8 @@ class _Window:
 
     def skip_ws(self) -> bool:
         """Move past whitespace, refilling as needed; False when the file ends first."""
+        if self.pos < len(self.buf) and self.buf[self.pos] not in " \t\n\r":
+            return True  # the common case (entries written without spaces): no regex call
         while True:
             self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
             if self.pos < len(self.buf):
@@ -455,6 +467,18 @@ def iso_timestamp(value: Any) -> str | None:
                 ms = canonical.group(7)
                 return value if ms != "000" else value[:19] + "Z"
             return None
+    if type(value) is float and value > 0 and value.is_integer():
+        value = int(value)  # a whole number read as a float (OpenCode's message times): the same instant
+    if type(value) is int and value > 0:  # epoch s or ms (Cline, OpenCode, Cursor): no datetime, same string
+        seconds, millis = divmod(value, 1000) if value > _EPOCH_MS_THRESHOLD else (value, 0)
+        try:
+            t = time.gmtime(seconds)
+        except (OverflowError, OSError, ValueError):
+            return None
+        if not _MIN_YEAR <= t.tm_year <= _MAX_YEAR:
+            return None
+        base = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+        return f"{base}.{millis:03d}Z" if millis else base + "Z"
     dt: datetime | None = None
     try:
         if isinstance(value, (int, float)):
@@ -558,6 +582,8 @@ def bound_text(text: str, head: int = TOOL_RESULT_HEAD, tail: int = TOOL_RESULT_
 _NAME_RE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 _NAME_SHAPE_RE = re.compile(r"_|[a-z][A-Z]|[A-Za-z](?:\.|::)[A-Za-z]")
 NAMES_CHARS = 1500  # ≈ 80 names: the whole middle of a 6 kB file read (measured on a real one: 1,124 chars)
+_NAMES_CHUNK = 8192  # characters of a cut middle scanned for names at a time
+_SPACE_RE = re.compile(r"\s")
 
 
 def _is_word(char: str) -> bool:
@@ -574,27 +600,40 @@ def code_names(text: str, start: int = 0, end: int | None = None, limit_chars: i
     """Distinct identifier-shaped words of ``text[start:end]`` in order of first appearance, space-joined, at
     most ``limit_chars`` long. A word cut by ``start`` or ``end`` is not a name and is left out."""
     end = len(text) if end is None else end
-    # The words are found by the C regex engine and de-duplicated by dict.fromkeys (first appearance kept):
-    # a cut middle can be megabytes of mostly repeated plain words, too many to visit one match at a time.
-    words = _NAME_RE.findall(text, start, end)
-    if not words:
-        return ""
-    last_cut = end < len(text) and _is_word(text[end]) and text.endswith(words[-1], start, end)
     first = _NAME_RE.search(text, start, end)
-    first_cut = first is not None and first.start() == start > 0 and _is_word(text[start - 1])
-    words = words[1 if first_cut else 0: len(words) - 1 if last_cut else len(words)]
+    if first is None:
+        return ""
+    first_cut = first.start() == start > 0 and _is_word(text[start - 1])
+    visited: set[str] = set()
     seen: set[str] = set()
     out: list[str] = []
     size = 0
-    for word in dict.fromkeys(words):
-        name = word.strip("._$")
-        if not 4 <= len(name) <= 64 or name in seen or not _NAME_SHAPE_RE.search(name):
-            continue
-        if size + len(name) + 1 > limit_chars:
-            break
-        seen.add(name)
-        out.append(name)
-        size += len(name) + 1
+    # The words are found by the C regex engine a chunk at a time (cut at whitespace, which no word holds), and
+    # only the name-shaped ones reach Python (a word whose stripped form has the shape has it too): a cut
+    # middle can be megabytes of mostly plain words, and the names found in its first chunks often fill the
+    # limit already.
+    at = start
+    while at < end:
+        space = _SPACE_RE.search(text, min(at + _NAMES_CHUNK, end), end)
+        stop = space.start() if space else end
+        words = _NAME_RE.findall(text, at, stop)
+        if at == start and first_cut:
+            words = words[1:]
+        if stop == end and words and end < len(text) and _is_word(text[end]) and text.endswith(words[-1], start, end):
+            words = words[:-1]  # the last word runs on past ``end``
+        for word in filter(_NAME_SHAPE_RE.search, dict.fromkeys(words)):
+            if word in visited:
+                continue
+            visited.add(word)
+            name = word.strip("._$")
+            if not 4 <= len(name) <= 64 or name in seen or not _NAME_SHAPE_RE.search(name):
+                continue
+            if size + len(name) + 1 > limit_chars:
+                return " ".join(out)
+            seen.add(name)
+            out.append(name)
+            size += len(name) + 1
+        at = stop
     return " ".join(out)
 
 

@@ -124,11 +124,12 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
             report.note("not an OpenCode database (no session/message/part tables)")
             report.unknown_records += 1
             return
+        roots: dict[str, str] = {}  # project root per session directory: looked up on disk once per parse
         for sid, parent, directory, title, created, updated in conn.execute(SESSIONS_SQL):
             info = {"id": sid, "parentID": parent, "directory": directory, "title": title,
                     "time": {"created": created, "updated": updated}}
             messages, parts_by_message = session_rows(conn, sid, report)
-            session = _build(path, info, messages, parts_by_message, report)
+            session = _build(path, info, messages, parts_by_message, report, roots)
             if session is not None:
                 yield session
     except sqlite3.Error as exc:
@@ -235,10 +236,17 @@ def _build(
     messages: Iterable[dict[str, Any]],
     parts_by_message: dict[str, list[dict[str, Any]]],
     report: ParseReport,
+    roots: dict[str, str] | None = None,
 ) -> Session | None:
     directory = info.get("directory") if isinstance(info.get("directory"), str) else None
     time = info.get("time") if isinstance(info.get("time"), dict) else {}
-    root = project_root(directory) if directory else None
+    root = None
+    if directory:
+        root = roots.get(directory) if roots is not None else None
+        if root is None:
+            root = project_root(directory)
+            if roots is not None:
+                roots[directory] = root
     title = info.get("title") if isinstance(info.get("title"), str) and info["title"].strip() else None
     session = Session(
         session_id=str(info["id"]),

@@ -156,6 +156,7 @@ def plugin_line(agent: ModuleType, plugin: agent_plugins.Installed, uninstall: b
 PLUGIN_REMOVAL = {
     "claude-code": "claude plugin uninstall {ident}",
     "gemini-cli": "gemini extensions uninstall {ident}",
+    "qwen-code": "qwen extensions uninstall {ident}",
     "codex-cli": "codex plugin remove {ident}",
 }
 

@@ -4,19 +4,22 @@ server, and ``wwt setup`` must not register a second copy (two hook runs per tur
 Read-only: where each agent records what it installed —
 Claude Code ``<config>/plugins/installed_plugins.json`` (user scope) + ``enabledPlugins`` in ``settings.json``;
 Gemini CLI ``~/.gemini/extensions/<dir>/gemini-extension.json`` (or the source of a linked one) +
-``extension-enablement.json``; Codex ``[plugins."wwt@<marketplace>"]`` in ``config.toml``. A file that cannot be
-read counts as "no plugin": setup then wires the agent as before."""
+``extension-enablement.json``; Qwen Code the same layout under ``~/.qwen/extensions`` with ``qwen-extension.json``
+and ``.qwen-extension-install.json`` (``qwen extensions install`` converts a Gemini extension such as wwt's into
+one: QwenLM/qwen-code ``packages/core/src/extension``); Codex ``[plugins."wwt@<marketplace>"]`` in
+``config.toml``. A file that cannot be read counts as "no plugin": setup then wires the agent as before."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import tomlkit
 
-from wwt.setup import claude, codex, gemini
+from wwt.setup import claude, codex, gemini, qwen
 from wwt.setup.common import home
 
 PLUGIN_NAME = "wwt"
@@ -77,33 +80,51 @@ def _gemini_rule_matches(rule: str, path: str) -> tuple[bool, bool]:
     return re.fullmatch(pattern, path) is not None, disable
 
 
-def gemini_extension() -> Installed | None:
-    """Where Gemini CLI installed the wwt extension, if it is enabled for the user's home (the user scope)."""
-    root = gemini.config_dir() / "extensions"
+def _extension(root: Path, manifest_name: str, install_name: str, homes: list[str]) -> Installed | None:
+    """The wwt extension in ``root`` (Gemini CLI's layout, which Qwen Code shares), if it is enabled for the user's
+    home: a folder whose manifest (or, for a linked one, the manifest at its source) is named wwt, and no
+    disabling rule in ``extension-enablement.json`` that matches one of ``homes`` last."""
     try:
         folders = sorted(p for p in root.iterdir() if p.is_dir())
     except OSError:
         return None
     for folder in folders:
         source = folder
-        meta = _json(folder / ".gemini-extension-install.json")
+        meta = _json(folder / install_name)
         if isinstance(meta, dict) and meta.get("type") == "link" and isinstance(meta.get("source"), str):
-            source = Path(meta["source"])  # `gemini extensions link`: the manifest stays at the source
-        manifest = _json(source / "gemini-extension.json")
+            source = Path(meta["source"])  # `… extensions link`: the manifest stays at the source
+        manifest = _json(source / manifest_name)
         if isinstance(manifest, dict) and manifest.get("name") == PLUGIN_NAME:
             break
     else:
         return None
     enablement = _json(root / "extension-enablement.json")
     rules = enablement.get(PLUGIN_NAME, {}).get("overrides", []) if isinstance(enablement, dict) else []
-    here = "/" + str(home()).strip("/") + "/"
     enabled = True  # extensions are enabled by default; the last matching rule wins
     for rule in rules if isinstance(rules, list) else []:
         if isinstance(rule, str):
-            matches, disables = _gemini_rule_matches(rule, here)
-            if matches:
-                enabled = not disables
+            found = [_gemini_rule_matches(rule, here) for here in homes]
+            if any(matches for matches, _ in found):
+                enabled = not found[0][1]
     return Installed(PLUGIN_NAME, str(folder)) if enabled else None
+
+
+def _slashed(path: str) -> str:
+    return "/" + path.strip("/") + "/"
+
+
+def gemini_extension() -> Installed | None:
+    """Where Gemini CLI installed the wwt extension, if it is enabled for the user's home (the user scope)."""
+    return _extension(gemini.config_dir() / "extensions", "gemini-extension.json", ".gemini-extension-install.json",
+                      [_slashed(str(home()))])
+
+
+def qwen_extension() -> Installed | None:
+    """Where Qwen Code installed the wwt extension, if it is enabled for the user's home. Qwen matches each rule
+    against the folder as given and as its real path (a symlinked home)."""
+    here = str(home())
+    return _extension(qwen.config_dir() / "extensions", "qwen-extension.json", ".qwen-extension-install.json",
+                      list(dict.fromkeys([_slashed(here), _slashed(os.path.realpath(here))])))
 
 
 def codex_plugin() -> Installed | None:
@@ -123,7 +144,8 @@ def codex_plugin() -> Installed | None:
     return None
 
 
-FINDERS = {claude.PLATFORM: claude_plugin, gemini.PLATFORM: gemini_extension, codex.PLATFORM: codex_plugin}
+FINDERS = {claude.PLATFORM: claude_plugin, gemini.PLATFORM: gemini_extension, codex.PLATFORM: codex_plugin,
+           qwen.PLATFORM: qwen_extension}
 
 
 def installed(platform: str) -> Installed | None:
@@ -132,4 +154,5 @@ def installed(platform: str) -> Installed | None:
     return finder() if finder else None
 
 
-__all__ = ["PLUGIN_NAME", "Installed", "installed", "claude_plugin", "gemini_extension", "codex_plugin"]
+__all__ = ["PLUGIN_NAME", "Installed", "installed", "claude_plugin", "gemini_extension", "codex_plugin",
+           "qwen_extension"]
