@@ -160,3 +160,18 @@ def test_a_log_parsed_line_by_line_as_it_grows_yields_each_message_once(tmp_path
     assert sorted(seen.values()) == sorted(expected.values()), {
         "extra": [v[2][:80] for k, v in seen.items() if k not in expected][:3],
         "missing": [v[2][:80] for k, v in expected.items() if k not in seen][:3]}
+
+
+def test_a_deeply_nested_line_with_bad_bytes_costs_only_itself(tmp_path: Path) -> None:
+    # a corrupt line: 100k nested arrays and an invalid UTF-8 byte; the transcript's other lines must survive
+    lines = (REAL_FIXTURES / "claude-code" / "spotter__short.jsonl").read_bytes().splitlines(keepends=True)
+    hostile = b"[" * 100_000 + b"\xff" + b"]" * 100_000 + b"\n"
+    path = tmp_path / "55604662-cf2a-4331-851a-ec234028f8ca.jsonl"
+    path.write_bytes(b"".join([lines[0], hostile, *lines[1:]]))
+    clean = tmp_path / "clean" / path.name
+    clean.parent.mkdir()
+    clean.write_bytes(b"".join(lines))
+    got, report = parsers.parse_file(path)
+    want, _ = parsers.parse_file(clean)
+    assert [m.text for s in got for m in s.messages] == [m.text for s in want for m in s.messages]
+    assert report.bad_lines >= 1

@@ -113,7 +113,7 @@ def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
         report.note(f"invalid UTF-8 in line at byte {offset} (bad bytes replaced)")
         try:
             return json.loads(raw.decode("utf-8", errors="replace"))
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the interpreter's limit: this line only
             return None
     except (ValueError, RecursionError):
         report.bad_lines += 1
