@@ -38,38 +38,75 @@ UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 TEXT_KEYS = {"text", "content", "message", "display", "prompt"}
 
 
-def vary(value, copy: int, key: str | None = None):
-    """Fresh ids and slightly different prose per copy, so copies are distinct sessions with distinct text."""
+SESSION_KEYS = {"sessionId", "session_id"}
+
+
+def vary(value, copy: int, key: str | None = None, repeat: int | None = None):
+    """Fresh ids and slightly different prose per copy, so copies are distinct sessions with distinct text.
+    With ``repeat`` (a dense copy's n-th pass over a file's turn lines) message ids and prose differ per repeat
+    while the session id stays the copy's, so the repeats make one longer session."""
     if isinstance(value, dict):
-        return {k: vary(v, copy, k) for k, v in value.items()}
+        return {k: vary(v, copy, k, repeat) for k, v in value.items()}
     if isinstance(value, list):
-        return [vary(v, copy, key) for v in value]
+        return [vary(v, copy, key, repeat) for v in value]
     if isinstance(value, str):
-        value = UUID_RE.sub(lambda m: str(uuid.uuid5(uuid.NAMESPACE_OID, f"{copy}:{m.group(0)}")), value)
+        tag = f"{copy}" if repeat is None or key in SESSION_KEYS else f"{copy}.{repeat}"
+        value = UUID_RE.sub(lambda m: str(uuid.uuid5(uuid.NAMESPACE_OID, f"{tag}:{m.group(0)}")), value)
         if key in {"sessionId", "session_id", "id"} and not UUID_RE.fullmatch(value):
-            value = f"{value}-c{copy}"
-        if key in TEXT_KEYS and len(value) > 40 and copy:
-            value = f"{value} (variant {copy})"
+            value = f"{value}-c{tag}"
+        if key in TEXT_KEYS and len(value) > 40 and (copy or repeat):
+            value = f"{value} (variant {tag})"
     return value
 
 
-def make_tree(dst: Path, copies: int) -> int:
+def _embed_texts(lines: list[str], work: Path) -> list[str]:
+    from wwt.chunker import chunk_session
+    from wwt.parsers import parse_file
+
+    work.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sessions, _ = parse_file(work)
+    return sorted(c.embed_text for s in sessions for c in chunk_session(s.messages, s.session_id))
+
+
+def turn_lines(src: Path, work: Path, min_bytes: int = 300) -> list[str]:
+    """The fixture's lines without those the chunks' embedded text does not need (tool calls and outputs,
+    images, file dumps): each line of ≥ ``min_bytes``, longest first, is dropped when the real parser + chunker
+    still give the same embed texts without it. What is left makes the same turns at ~1/14 of the bytes."""
+    lines = src.read_text(encoding="utf-8", errors="replace").splitlines()
+    target = work / src.name
+    reference = _embed_texts(lines, target)
+    keep = [True] * len(lines)
+    for i in sorted(range(len(lines)), key=lambda i: -len(lines[i])):
+        if len(lines[i]) < min_bytes:
+            break
+        keep[i] = False
+        if _embed_texts([line for line, k in zip(lines, keep, strict=True) if k], target) != reference:
+            keep[i] = True
+    target.unlink(missing_ok=True)
+    return [line for line, k in zip(lines, keep, strict=True) if k]
+
+
+def _vary_line(line: str, copy: int, repeat: int | None = None) -> str:
+    try:
+        return json.dumps(vary(json.loads(line), copy, repeat=repeat), ensure_ascii=False)
+    except ValueError:
+        return line  # keep malformed lines malformed
+
+
+def make_tree(dst: Path, copies: int, dense_copies: int = 0, repeats: int = 1) -> int:
+    """``copies`` whole copies of the fixture tree, then ``dense_copies`` of its JSONL files' turn lines only
+    (``turn_lines``), each file's lines ``repeats`` times over in one session (a long conversation): a history
+    with many chunks from real lines without gigabytes of tool output."""
     total = 0
-    for src in FIXTURES.rglob("*"):
-        if not src.is_file() or src.suffix not in (".jsonl", ".json") or src.name == "SOURCES.md":
-            continue
+    sources = [src for src in sorted(FIXTURES.rglob("*"))
+               if src.is_file() and src.suffix in (".jsonl", ".json") and src.name != "SOURCES.md"]
+    for src in sources:
         for copy in range(copies):
             out = dst / f"copy{copy}" / src.relative_to(FIXTURES)
             out.parent.mkdir(parents=True, exist_ok=True)
             raw = src.read_text(encoding="utf-8", errors="replace")
             if src.suffix == ".jsonl":
-                lines = []
-                for line in raw.splitlines():
-                    try:
-                        lines.append(json.dumps(vary(json.loads(line), copy), ensure_ascii=False))
-                    except ValueError:
-                        lines.append(line)  # keep malformed lines malformed
-                text = "\n".join(lines) + "\n"
+                text = "\n".join(_vary_line(line, copy) for line in raw.splitlines()) + "\n"
             else:
                 try:
                     text = json.dumps(vary(json.loads(raw), copy), ensure_ascii=False, indent=1)
@@ -77,6 +114,19 @@ def make_tree(dst: Path, copies: int) -> int:
                     text = raw
             out.write_text(text, encoding="utf-8")
             total += out.stat().st_size
+    if dense_copies:
+        work = dst / ".turn-lines"
+        work.mkdir(parents=True, exist_ok=True)
+        turns = {src: turn_lines(src, work) for src in sources if src.suffix == ".jsonl"}
+        shutil.rmtree(work)
+        for src, lines in turns.items():
+            for n in range(dense_copies):
+                copy = copies + n
+                out = dst / f"dense{n}" / src.relative_to(FIXTURES)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                text = "\n".join(_vary_line(line, copy, r) for r in range(repeats) for line in lines) + "\n"
+                out.write_text(text, encoding="utf-8")
+                total += out.stat().st_size
     return total
 
 
@@ -120,7 +170,11 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=3, help="copies of the fixture tree (distinct sessions)")
     ap.add_argument("--append-results", action="store_true", help="write its section into benchmarks/RESULTS.md")
     ap.add_argument("--two-phase", action="store_true", help="first-setup run: lexical first, back-fill, kill")
-    ap.add_argument("--kill-after", type=float, default=90.0, help="--two-phase: SIGKILL the ingest after this")
+    ap.add_argument("--kill-after", default="90", help="--two-phase: SIGKILL the ingest at these seconds (a,b,…)")
+    ap.add_argument("--dense-copies", type=int, default=0, help="more copies of the JSONL files' turn lines only")
+    ap.add_argument("--repeats", type=int, default=8, help="--dense-copies: turn lines repeated per session")
+    ap.add_argument("--skip-embedder", action="store_true", help="--two-phase: skip the embedder comparison")
+    ap.add_argument("--model-label", default="offline test build", help="--two-phase: the model's name to record")
     ap.add_argument("--max-seconds", type=float, default=600.0, help="--two-phase: stop watching after this")
     ap.add_argument("--query", default="sqlite", help="--two-phase: the word searched for during the ingest")
     args = ap.parse_args()
@@ -139,7 +193,7 @@ def main() -> None:
         from wwt.store import Store
 
         logs = work / "logs"
-        size = make_tree(logs, args.copies)
+        size = make_tree(logs, args.copies, args.dense_copies, args.repeats)
         t = time.perf_counter()
         embedder = Counting(load_embedder())
         embedder.real.embed_passages(["warm up"])

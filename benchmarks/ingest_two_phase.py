@@ -44,30 +44,30 @@ def _progress(db: Path) -> tuple[int, int]:
     return total - pending, total
 
 
-def watch(home: Path, logs: Path, query: str, kill_after: float, max_seconds: float) -> dict[str, Any]:
-    """Run the ingest (killed once, then run again) while searching beside it."""
+def watch(home: Path, logs: Path, query: str, kill_after: list[float], max_seconds: float) -> dict[str, Any]:
+    """Run the ingest (SIGKILLed at each ``kill_after`` time, run again each time) while searching beside it."""
     db = home / "wwt.sqlite3"
     cmd = [sys.executable, "-m", "wwt", "ingest", str(logs)]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     searches: list[dict[str, Any]] = []
     first_answer: float | None = None
-    killed_at: tuple[float, int, int] | None = None
-    runs = 1
+    kills: list[tuple[float, int, int]] = []
+    pending_kills = sorted(kill_after)
     while time.monotonic() - started < max_seconds:
         if proc.poll() is not None:
-            if proc.returncode != 0 and killed_at is None:
+            if proc.returncode != 0 and proc.returncode != -signal.SIGKILL:
                 raise SystemExit(f"wwt ingest failed: {proc.stderr.read()[-500:]}")
-            if killed_at is not None and runs == 1:
-                runs = 2  # the resumed run
+            if proc.returncode == -signal.SIGKILL:  # killed by us: the next run must resume
                 proc = subprocess.Popen(cmd, env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True)
                 continue
             break
-        if killed_at is None and time.monotonic() - started >= kill_after:
+        if pending_kills and time.monotonic() - started >= pending_kills[0]:
+            pending_kills.pop(0)
             proc.send_signal(signal.SIGKILL)
             proc.wait()
-            killed_at = (time.monotonic() - started, *_progress(db))
+            kills.append((time.monotonic() - started, *_progress(db)))
             continue
         if not db.exists():
             time.sleep(0.5)
@@ -88,11 +88,35 @@ def watch(home: Path, logs: Path, query: str, kill_after: float, max_seconds: fl
         if first_answer is None and hits:
             first_answer = time.monotonic() - t0 + (t0 - started)  # answered at the end of that search
     finished = proc.poll() is not None
-    if not finished:
+    if not finished:  # the watch is over: a last kill, mid back-fill
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    return {"searches": searches, "first_answer_s": first_answer, "killed_at": killed_at, "finished": finished,
+        kills.append((time.monotonic() - started, *_progress(db)))
+    return {"searches": searches, "first_answer_s": first_answer, "kills": kills, "finished": finished,
             "seconds": time.monotonic() - started, "second_run_stdout": proc.stdout.read() if finished else ""}
+
+
+def resume_paused(home: Path, logs: Path) -> dict[str, Any]:
+    """After a last kill mid back-fill: ``wwt ingest --pause`` then ``wwt ingest`` — the next run must find
+    everything archived (no file re-parsed), mend the indexes and leave the rest of the vectors pending."""
+    subprocess.run([sys.executable, "-m", "wwt", "ingest", "--pause"], env=_env(home), capture_output=True,
+                   check=True, timeout=120)
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-m", "wwt", "ingest", str(logs), "--json"], env=_env(home),
+                         capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise SystemExit(f"resumed wwt ingest failed: {out.stderr[-500:]}")
+    summary = json.loads(out.stdout)
+    return {"seconds": time.monotonic() - t0, **{k: summary.get(k) for k in (
+        "files_parsed", "files_skipped", "chunks_added", "chunks_embedded", "vectors_pending", "index_repair")}}
+
+
+def phase1_end(searches: list[dict[str, Any]], chunks: int) -> float | None:
+    """When the first search saw every chunk archived (phase 1 over), from the searches' progress column."""
+    for s in searches:
+        if int(s["vectors"].split("/")[1]) >= chunks:
+            return s["at"]
+    return None
 
 
 def consistency(home: Path) -> dict[str, Any]:
@@ -202,49 +226,74 @@ def _op_profile(today: Any, texts: list[str]) -> str:
             + f"\n\n(kernel time {whole / len(texts) / 1e3:.0f} ms/passage, 1 thread, {len(texts)} passages)")
 
 
+def _sampled(rows: list[Any], n: int = 40) -> list[Any]:
+    """At most ``n`` rows spread over the run (the first and the last kept)."""
+    if len(rows) <= n:
+        return rows
+    step = (len(rows) - 1) / (n - 1)
+    return [rows[round(i * step)] for i in range(n)]
+
+
 def run_two_phase(args: Any, make_tree: Any) -> int:
     if not os.environ.get("WWT_MODEL_DIR"):
         print("set WWT_MODEL_DIR to the model folder (e.g. the offline build's)", file=sys.stderr)
         return 2
+    kill_after = [float(x) for x in str(args.kill_after).split(",") if x.strip()]
     work = Path(tempfile.mkdtemp(prefix="wwt-bench-2phase-"))
     home, logs = work / "home", work / "logs"
     try:
-        size = make_tree(logs, args.copies)
-        seen = watch(home, logs, args.query, args.kill_after, args.max_seconds)
+        size = make_tree(logs, args.copies, args.dense_copies, args.repeats)
+        files = sum(1 for p in logs.rglob("*") if p.is_file())
+        seen = watch(home, logs, args.query, kill_after, args.max_seconds)
+        resumed = resume_paused(home, logs) if not seen["finished"] else None
         facts = consistency(home)
-        table, profile = embedder_configs(home)
+        table, profile = embedder_configs(home) if not args.skip_embedder else ([], "")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     searches = seen["searches"]
     failed = [s for s in searches if s["rc"] not in (0,)]
-    killed = seen["killed_at"]
+    archived = phase1_end(searches, facts["chunks"])
+    tree = f"the real fixtures × {args.copies}"
+    if args.dense_copies:
+        tree += (f" + their JSONL files' turn lines × {args.dense_copies}, each file's turn lines {args.repeats}× "
+                 "over in one session (`turn_lines`: lines the chunks' embedded text does not need dropped)")
+    command = (f"`benchmarks/ingest.py --two-phase --copies {args.copies}"
+               + (f" --dense-copies {args.dense_copies} --repeats {args.repeats}" if args.dense_copies else "")
+               + f" --kill-after {args.kill_after} --max-seconds {args.max_seconds:g}`")
     lines = [
         f"## First setup: two-phase ingest (issue 14, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
         "",
-        f"Command: `benchmarks/ingest.py --two-phase --copies {args.copies} --kill-after {args.kill_after:g} "
-        f"--max-seconds {args.max_seconds:g}` ({os.cpu_count()} shared cores, load average "
-        f"{os.getloadavg()[0]:.1f} at the end, Python {platform.python_version()}). Logs: the real fixtures × "
-        f"{args.copies}, fresh ids ({size / 1e6:.1f} MB, {facts['chunks']} chunks, {facts['distinct_texts']} "
-        "distinct texts to embed).",
+        f"Command: {command} ({os.cpu_count()} shared cores, load average {os.getloadavg()[0]:.1f} at the end, "
+        f"Python {platform.python_version()}, model: {args.model_label}). Logs: {tree}, fresh ids "
+        f"({size / 1e6:.1f} MB, {files} files, {facts['chunks']} chunks, {facts['distinct_texts']} distinct "
+        "texts to embed).",
         "",
         f"- first lexical answer (`wwt search {args.query} --all` with hits, a cold process each time) "
         f"{seen['first_answer_s']:.1f} s after `wwt ingest` started" if seen["first_answer_s"] is not None
         else "- no search answered within the run",
+        f"- every chunk archived and in the lexical index (phase 1 over) by {archived:.0f} s (first search that "
+        "saw them all)" if archived is not None else "- phase 1 not over within the run",
         f"- searches during the run: {len(searches)}, failed: {len(failed)}"
         + (f" (first failure: {failed[0]})" if failed else ""),
-        f"- SIGKILL at {killed[0]:.0f} s with {killed[1]}/{killed[2]} chunks embedded; the second `wwt ingest` "
-        f"{'finished' if seen['finished'] else 'was still running'} at {seen['seconds']:.0f} s"
-        if killed else "- the ingest finished before the kill",
+        *[f"- SIGKILL at {k[0]:.0f} s with {k[1]}/{k[2]} chunks embedded; the next `wwt ingest` resumed"
+          for k in seen["kills"][: len(kill_after)]],
+        f"- the last `wwt ingest` {'finished' if seen['finished'] else 'was SIGKILLed too'} at "
+        f"{seen['seconds']:.0f} s" + (f" ({seen['kills'][-1][1]}/{seen['kills'][-1][2]} chunks embedded)"
+                                      if not seen["finished"] else ""),
+        (f"- then `wwt ingest --pause` and `wwt ingest` again: {resumed['seconds']:.1f} s, files parsed "
+         f"{resumed['files_parsed']}, skipped {resumed['files_skipped']}, chunks added {resumed['chunks_added']}, "
+         f"texts embedded {resumed['chunks_embedded']}, vectors pending {resumed['vectors_pending']}"
+         if resumed else "- (no final resume needed)"),
         f"- afterwards: indexes agree with SQLite: {facts['agree']}; vectors stored {facts['vectors_stored']} for "
-        f"{facts['distinct_texts']} distinct texts (a text embedded twice would show as a duplicate row — the "
-        f"table is keyed by text hash, so the check is the count); chunks with a vector "
-        f"{facts['with_vector']}/{facts['chunks']}",
+        f"{facts['distinct_texts']} distinct texts (the table is keyed by text hash and the back-fill only takes "
+        f"texts without a row); chunks with a vector {facts['with_vector']}/{facts['chunks']}",
         "",
-        "Searches (time since start, exit code, hits, seconds, chunks with a vector):",
+        f"Searches (time since start, exit code, hits, seconds, chunks with a vector; {min(40, len(searches))} of "
+        f"{len(searches)} shown, spread over the run):",
         "",
         "| at (s) | rc | hits | seconds | vectors |",
         "|---|---|---|---|---|",
-        *[f"| {s['at']} | {s['rc']} | {s['hits']} | {s['seconds']} | {s['vectors']} |" for s in searches[:40]],
+        *[f"| {s['at']} | {s['rc']} | {s['hits']} | {s['seconds']} | {s['vectors']} |" for s in _sampled(searches)],
         "",
         "### Back-fill embedder configurations",
         "",
