@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wwt.lexical import MAX_TOKEN_CHARS, MAX_TOKENS_PER_TEXT, identifier_tokens, tokenize, tokenize_many
+from wwt.lexical import (
+    MAX_CHARS_PER_TEXT,
+    MAX_TOKEN_CHARS,
+    MAX_TOKENS_PER_TEXT,
+    identifier_tokens,
+    tokenize,
+    tokenize_many,
+)
 
 
 @pytest.mark.parametrize(
@@ -116,3 +123,21 @@ def test_tokens_are_lowercase_single_words_of_bounded_length(text: str) -> None:
         assert token == token.lower()
         assert len(token) <= MAX_TOKEN_CHARS
     assert tokenize(text) == tokens  # deterministic
+
+
+def test_a_real_log_without_korean_gives_each_identifiers_tokens_in_text_order() -> None:
+    """The per-span shortcut for Latin-only text (spans remembered, joined in C) gives what splitting every
+    identifier in order gives: a real Codex log's lines, read as text, repeated so spans come back."""
+    import re
+
+    from _shared import REAL_FIXTURES
+
+    text = (REAL_FIXTURES / "codex-cli" / "agentlogs__crud.jsonl").read_text(encoding="utf-8")[:20_000]
+    spans = re.findall(r"[\w$]+(?:[.\-/\\:@+]+[\w$]+)*(?:\+\+|#)?", text)
+    expected = [token for span in spans for token in identifier_tokens(span)]
+    assert tokenize(text) == expected
+    assert tokenize_many([text, text]) == [expected, expected]
+    words = " ".join(s for s in spans if len(s) <= 4 and len(identifier_tokens(s)) == 1)  # one token each
+    dense = (words + " ") * (MAX_TOKENS_PER_TEXT // len(words.split()) + 1)  # more tokens than the bound
+    assert len(dense) < MAX_CHARS_PER_TEXT
+    assert tokenize(dense) == [identifier_tokens(w)[0] for w in dense.split()][:MAX_TOKENS_PER_TEXT]

@@ -17,6 +17,8 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from itertools import chain, islice
 from typing import Any
 
 # Bump when the tokens produced for the same text change: indexes built with another version must be rebuilt.
@@ -26,6 +28,7 @@ MAX_CHARS_PER_TEXT = 60_000  # longer texts (huge tool outputs) are tokenized on
 MAX_TOKENS_PER_TEXT = 12_000  # bound on tokens per document, whatever its length
 MAX_TOKEN_CHARS = 64  # longer "identifiers" are blobs (base64, hashes): keep their parts only
 KIWI_SEGMENT_CHARS = 2_000  # Kiwi gets long texts in line-aligned pieces of about this size, in one batch
+SPAN_CACHE_SIZE = 1 << 16  # identifier spans remembered with their tokens (words repeat: most spans are hits)
 
 # Kiwi tags whose morphemes carry meaning (tags may carry a suffix such as "VA-I"; compared on the base tag).
 _KEEP_KOREAN_TAGS = frozenset({"NNG", "NNP", "NR", "SH", "XR", "VV", "VA", "MAG"})
@@ -130,7 +133,8 @@ def tokenize_many(texts: Sequence[str]) -> list[list[str]]:
         results = get_kiwi().tokenize([segment for _, _, segment in jobs])
         for (index, base, _), morphemes in zip(jobs, results, strict=True):
             korean[index].extend(_korean_tokens(morphemes, base))
-    return [_merge(_latin_tokens(text), ko) for text, ko in zip(prepared, korean, strict=True)]
+    return [_merge(_latin_tokens(text), ko) if ko else _latin_only(text)
+            for text, ko in zip(prepared, korean, strict=True)]
 
 
 def _prepare(text: str) -> str:
@@ -167,13 +171,31 @@ def _korean_tokens(morphemes: Iterable[Any], base: int) -> Iterable[tuple[int, s
 
 
 def _latin_tokens(text: str) -> list[tuple[int, str]]:
+    """Latin/code tokens with their offsets (to interleave with Kiwi's)."""
     if not text:
         return []
     latin_only = _NON_LATIN_SCRIPT.sub(" ", text)  # same length: offsets stay valid
     tokens: list[tuple[int, str]] = []
     for match in _SPAN.finditer(latin_only):
-        tokens.extend((match.start(), token) for token in identifier_tokens(match.group()))
+        start = match.start()
+        tokens.extend((start, token) for token in _span_tokens(match.group()))
     return tokens
+
+
+def _latin_only(text: str) -> list[str]:
+    """``_latin_tokens`` without offsets, for a text Kiwi found nothing in (most of a coding history): the
+    spans found and their tokens looked up and joined in C, cut to MAX_TOKENS_PER_TEXT."""
+    if not text:
+        return []
+    spans = _SPAN.findall(_NON_LATIN_SCRIPT.sub(" ", text))
+    return list(islice(chain.from_iterable(map(_span_tokens, spans)), MAX_TOKENS_PER_TEXT))
+
+
+@lru_cache(maxsize=SPAN_CACHE_SIZE)
+def _span_tokens(span: str) -> tuple[str, ...]:
+    """``identifier_tokens`` remembered: a history repeats its words and names, and splitting one in Python
+    cost more than Kiwi and tantivy together on a 20k-chunk first ingest (benchmarks/RESULTS.md)."""
+    return tuple(identifier_tokens(span))
 
 
 def identifier_tokens(span: str) -> list[str]:
