@@ -16,7 +16,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,19 +28,23 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _progress(db: Path) -> tuple[int, int]:
+    """(chunks with a vector, chunks), read in one statement so both counts are of the same moment."""
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
         try:
-            total = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            pending = conn.execute(
-                "SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS "
-                "(SELECT 1 FROM embeddings e WHERE e.text_hash=c.embed_hash)"
-            ).fetchone()[0]
+            total, pending = conn.execute(
+                "SELECT (SELECT COUNT(*) FROM chunks), (SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM embeddings e WHERE e.text_hash=c.embed_hash))"
+            ).fetchone()
         finally:
             conn.close()
     except sqlite3.Error:
         return 0, 0
     return total - pending, total
+
+
+SEARCH_GAP_S = 1.0  # a person (or an agent) searching, not a load generator: the engine would answer ~10/s
+COLD_EVERY = 5  # every 5th search runs in-process (WWT_ENGINE=off): a one-shot search works during the run too
 
 
 def watch(home: Path, logs: Path, query: str, kill_after: list[float], max_seconds: float) -> dict[str, Any]:
@@ -72,8 +75,10 @@ def watch(home: Path, logs: Path, query: str, kill_after: list[float], max_secon
         if not db.exists():
             time.sleep(0.5)
             continue
+        cold = len(searches) % COLD_EVERY == COLD_EVERY - 1
+        env = {**_env(home), "WWT_ENGINE": "off"} if cold else _env(home)
         t0 = time.monotonic()
-        out = subprocess.run([sys.executable, "-m", "wwt", "search", query, "--all", "--json"], env=_env(home),
+        out = subprocess.run([sys.executable, "-m", "wwt", "search", query, "--all", "--json"], env=env,
                              capture_output=True, text=True, timeout=300)
         done, total = _progress(db)
         hits = 0
@@ -82,11 +87,12 @@ def watch(home: Path, logs: Path, query: str, kill_after: list[float], max_secon
                 hits = len(json.loads(out.stdout).get("results", json.loads(out.stdout)) or [])
             except (ValueError, AttributeError, TypeError):
                 hits = 1 if out.stdout.strip() else 0
-        searches.append({"at": round(t0 - started, 1), "rc": out.returncode, "hits": hits,
+        searches.append({"at": round(t0 - started, 1), "rc": out.returncode, "hits": hits, "cold": cold,
                          "seconds": round(time.monotonic() - t0, 2), "vectors": f"{done}/{total}",
                          "error": out.stderr.strip()[-160:] if out.returncode not in (0, 1) else ""})
         if first_answer is None and hits:
             first_answer = time.monotonic() - t0 + (t0 - started)  # answered at the end of that search
+        time.sleep(SEARCH_GAP_S)
     finished = proc.poll() is not None
     if not finished:  # the watch is over: a last kill, mid back-fill
         proc.send_signal(signal.SIGKILL)
@@ -136,60 +142,102 @@ def consistency(home: Path) -> dict[str, Any]:
             "chunks": total}
 
 
+def _passage_session(today: Any, level: str, disabled: tuple[str, ...], spinning: bool = False) -> Any:
+    """An Embedder like ``today`` whose ONNX session has other graph options (what a separate passage
+    session for the back-fill would use)."""
+    import onnxruntime as ort
+
+    from wwt.embedder import Embedder, session_options
+
+    e = Embedder(today.info, today.threads)
+    opts = session_options(today.threads)
+    opts.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
+    if spinning:
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    e._session = ort.InferenceSession(str(today.info.model_path), sess_options=opts,
+                                      providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled))
+    return e
+
+
+PASSAGE_SESSIONS: dict[str, tuple[str, tuple[str, ...], bool]] = {
+    # name: (graph optimization level, fusions left out, spinning threads)
+    "all fusions (SkipLayerNormFusion on), ORT_ENABLE_ALL": ("ORT_ENABLE_ALL", (), False),
+    "all fusions, ORT_ENABLE_EXTENDED": ("ORT_ENABLE_EXTENDED", (), False),
+    "today's fusions, spinning threads": ("ORT_ENABLE_ALL", ("SkipLayerNormFusion",), True),
+    "ORT_ENABLE_BASIC (no transformer fusions: what they are worth)": ("ORT_ENABLE_BASIC", (), False),
+}
+
+
 def embedder_configs(home: Path, rounds: int = 3, sample: int = 12) -> tuple[list[str], str]:
     """Passages/s of the back-fill's embedder configurations, interleaved on real passages, with the cosine to
-    today's vectors (one passage per call, WWT_THREADS/min(4, cores) threads)."""
-    import numpy as np
+    today's vectors (one passage per call, WWT_THREADS/min(4, cores) threads): today's session, and separate
+    passage sessions with other graph optimizations; plus the share of tokenization and the RSS a second
+    session costs."""
 
-    from wwt.embedder import Embedder, default_threads, load_embedder
+    from wwt.embedder import default_threads, load_embedder
 
     with sqlite3.connect(home / "wwt.sqlite3") as conn:
         texts = [r[0] for r in conn.execute("SELECT DISTINCT embed_text FROM chunks ORDER BY id DESC LIMIT ?",
-                                            (sample * 4,))]
+                                            (sample * 8,))]
     today = load_embedder()
-    texts = [t for t in texts if len(today.token_windows(t, today.passage_prefix)[0]) >= 64][:sample]
+    texts = [t for t in texts if len(today.token_windows(t, today.passage_prefix)[0]) >= 200][:sample]
     tokens = [sum(len(w) for w in today.token_windows(t, today.passage_prefix)) for t in texts]
     ref = today.embed_passages(texts)
-    singles = [Embedder(today.info, 1) for _ in range(2)]
-
-    def parallel_singles() -> Any:
-        out: list[Any] = [None] * len(texts)
-
-        def run(e: Any, idx: list[int]) -> None:
-            for i in idx:
-                out[i] = e.embed_passages([texts[i]])[0]
-
-        threads = [threading.Thread(target=run, args=(e, list(range(k, len(texts), 2)))) for k, e in enumerate(singles)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        return np.stack(out)
-
-    configs = {
-        f"today: 1 session × {default_threads()} threads, one passage a call": lambda: today.embed_passages(texts),
-        "2 sessions × 1 thread, one passage a call each, in parallel": parallel_singles,
-        "1 session × 1 thread, one passage a call": lambda: singles[0].embed_passages(texts),
-        "length-sorted batches of ≤ 8 (≤ 4096 tokens)": lambda: today.embed_passages(texts, batch_size=8),
+    configs: dict[str, Any] = {
+        f"today: 1 session × {default_threads()} threads, one passage a call": today.embed_passages,
     }
+    for name, (level, disabled, spinning) in PASSAGE_SESSIONS.items():
+        configs[name] = _passage_session(today, level, disabled, spinning).embed_passages
     rates: dict[str, list[float]] = {k: [] for k in configs}
     cosines: dict[str, float] = {}
     for r in range(rounds):
         order = list(configs) if r % 2 == 0 else list(reversed(configs))
         for name in order:
             t0 = time.perf_counter()
-            vectors = configs[name]()
+            vectors = configs[name](texts)
             rates[name].append(len(texts) / (time.perf_counter() - t0))
             cosines[name] = float(min((vectors * ref).sum(axis=1)))
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        today._content_ids(texts)
+    tokenize_s = (time.perf_counter() - t0) / rounds / len(texts)
     base = statistics.median(rates[next(iter(configs))])
     rows = [
         f"| {name} | {statistics.median(v):.2f} | {statistics.median(v) / base:.2f}× | {cosines[name]:.5f} |"
         for name, v in rates.items()
     ]
-    head = (f"{len(texts)} real passages of the archive (mean {statistics.mean(tokens):.0f} tokens), {rounds} "
-            "rounds interleaved (order reversed every other round), median passages/s:")
+    head = (f"{len(texts)} real passages of the archive (mean {statistics.mean(tokens):.0f} tokens, one window "
+            f"each: no padding, the attention mask is all ones), {rounds} rounds interleaved (order reversed every "
+            "other round), median passages/s; every other row is a separate passage session with other graph "
+            "options:")
+    tail = (f"Tokenization (sentencepiece, NFC): {tokenize_s * 1e3:.2f} ms a passage = "
+            f"{tokenize_s * base:.1%} of today's time per passage. {_second_session_rss()}")
     return [head, "", "| configuration | passages/s | vs today | min cosine to today |", "|---|---|---|---|",
-            *rows], _op_profile(today, texts[:8])
+            *rows, "", tail], _op_profile(today, texts[:8])
+
+
+def _second_session_rss() -> str:
+    """RSS of a fresh process (its tree: it starts no other) with today's embedder loaded and one passage
+    embedded, then with a second (all-fusions) passage session opened and used."""
+    here = str(Path(__file__).parent)
+    code = (
+        f"import os, sys; sys.path.insert(0, {here!r})\n"
+        "from _shared import tree_rss_mb\n"
+        "from wwt.embedder import load_embedder\n"
+        "from ingest_two_phase import _passage_session\n"
+        "e = load_embedder(); e.embed_passages(['warm up ' * 200])\n"
+        "a = tree_rss_mb(os.getpid())\n"
+        "p = _passage_session(e, 'ORT_ENABLE_ALL', ()); p.embed_passages(['warm up ' * 200])\n"
+        "b = tree_rss_mb(os.getpid())\n"
+        "print(f'{a:.0f} {b:.0f}')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    try:
+        one, two = (float(x) for x in out.stdout.split())
+    except ValueError:
+        return f"(second-session RSS not measured: {out.stderr.strip()[-160:]})"
+    return (f"Memory (process tree, one process): today's embedder loaded and used {one:.0f} MB; with a second, "
+            f"all-fusions passage session opened and used {two:.0f} MB (+{two - one:.0f} MB).")
 
 
 def _op_profile(today: Any, texts: list[str]) -> str:
@@ -224,6 +272,11 @@ def _op_profile(today: Any, texts: list[str]) -> str:
             for op, us in sorted(total.items(), key=lambda kv: -kv[1]) if us / whole >= 0.01]
     return ("| operator | calls/passage | ms/passage | share |\n|---|---|---|---|\n" + "\n".join(rows)
             + f"\n\n(kernel time {whole / len(texts) / 1e3:.0f} ms/passage, 1 thread, {len(texts)} passages)")
+
+
+def _median_s(searches: list[dict[str, Any]], cold: bool) -> str:
+    times = [s["seconds"] for s in searches if s["cold"] == cold]
+    return f"{statistics.median(times):.2f}" if times else "—"
 
 
 def _sampled(rows: list[Any], n: int = 40) -> list[Any]:
@@ -268,12 +321,14 @@ def run_two_phase(args: Any, make_tree: Any) -> int:
         f"({size / 1e6:.1f} MB, {files} files, {facts['chunks']} chunks, {facts['distinct_texts']} distinct "
         "texts to embed).",
         "",
-        f"- first lexical answer (`wwt search {args.query} --all` with hits, a cold process each time) "
+        f"- first lexical answer (`wwt search {args.query} --all` with hits) "
         f"{seen['first_answer_s']:.1f} s after `wwt ingest` started" if seen["first_answer_s"] is not None
         else "- no search answered within the run",
         f"- every chunk archived and in the lexical index (phase 1 over) by {archived:.0f} s (first search that "
         "saw them all)" if archived is not None else "- phase 1 not over within the run",
-        f"- searches during the run: {len(searches)}, failed: {len(failed)}"
+        f"- searches during the run: {len(searches)} (one a second; {sum(s['cold'] for s in searches)} of them "
+        f"in-process with `WWT_ENGINE=off`, the rest through the resident engine the first one started; "
+        f"median {_median_s(searches, False)} s / {_median_s(searches, True)} s), failed: {len(failed)}"
         + (f" (first failure: {failed[0]})" if failed else ""),
         *[f"- SIGKILL at {k[0]:.0f} s with {k[1]}/{k[2]} chunks embedded; the next `wwt ingest` resumed"
           for k in seen["kills"][: len(kill_after)]],
@@ -288,12 +343,13 @@ def run_two_phase(args: Any, make_tree: Any) -> int:
         f"{facts['distinct_texts']} distinct texts (the table is keyed by text hash and the back-fill only takes "
         f"texts without a row); chunks with a vector {facts['with_vector']}/{facts['chunks']}",
         "",
-        f"Searches (time since start, exit code, hits, seconds, chunks with a vector; {min(40, len(searches))} of "
+        f"Searches (time since start, engine or in-process, exit code, hits, seconds, chunks with a vector; {min(40, len(searches))} of "
         f"{len(searches)} shown, spread over the run):",
         "",
-        "| at (s) | rc | hits | seconds | vectors |",
-        "|---|---|---|---|---|",
-        *[f"| {s['at']} | {s['rc']} | {s['hits']} | {s['seconds']} | {s['vectors']} |" for s in _sampled(searches)],
+        "| at (s) | how | rc | hits | seconds | vectors |",
+        "|---|---|---|---|---|---|",
+        *[f"| {s['at']} | {'in-process' if s['cold'] else 'engine'} | {s['rc']} | {s['hits']} | {s['seconds']} | "
+          f"{s['vectors']} |" for s in _sampled(searches)],
         "",
         "### Back-fill embedder configurations",
         "",
