@@ -135,14 +135,14 @@ def resume_offset(path: Path, size: int, row: Any) -> int:
 
 def iter_log_files(
     paths: Iterable[Path] | None, unrecognised: list[Path] | None = None
-) -> Iterator[tuple[Path, str | None]]:
-    """(file, platform) for explicit files/folders (any depth), or every platform's default locations.
-    Candidate files no parser accepts are appended to ``unrecognised`` when given."""
+) -> Iterator[tuple[Path, Any]]:
+    """(file, the parser that reads it) for explicit files/folders (any depth), or every platform's default
+    locations. Candidate files no parser accepts are appended to ``unrecognised`` when given."""
     from wwt import parsers
 
     roots = None if paths is None else [Path(p).expanduser() for p in paths]
     for path, found in parsers.discover(roots, unrecognised):
-        yield Path(path), _platform_of(found)
+        yield Path(path), found
 
 
 def _platform_of(found: Any) -> str | None:
@@ -188,9 +188,12 @@ class _Run:
 
     # ---- files -----------------------------------------------------------------------------------
 
-    def process_file(self, path: Path, platform: str | None) -> None:
+    def process_file(self, path: Path, found: Any) -> None:
+        """Archive one file's new messages; ``found`` is the parser discovery chose (or its platform name)."""
         from wwt.parsers import parse_file
 
+        parser = None if found is None or isinstance(found, str) else found
+        platform = _platform_of(found)
         s = self.summary
         key = str(path.resolve())
         try:
@@ -214,10 +217,10 @@ class _Run:
                                                row.consumed_offset, row.content_hash)
                     s.files_skipped += 1
                     return
-            sessions, report = parse_file(path, start)
+            sessions, report = parse_file(path, start, parser)
             if start and report.requires_full_reparse:
                 start = 0
-                sessions, report = parse_file(path, 0)
+                sessions, report = parse_file(path, 0, parser)
         except OSError as exc:
             s.note(f"{path}: cannot read ({exc.strerror})")
             return
@@ -370,10 +373,10 @@ def ingest(
             if Path(p).is_file() and Path(p).resolve() not in found:
                 run.summary.note(f"{p}: not a recognised agent log")
         run.rechunk_dirty()  # work an interrupted run left behind
-        for done, (path, platform) in enumerate(files):
+        for done, (path, parser) in enumerate(files):
             if progress is not None:
                 progress(len(files), done, str(path))
-            run.process_file(path, platform)
+            run.process_file(path, parser)
             run.rechunk_dirty()
             run.flush(force=False)
         if progress is not None:

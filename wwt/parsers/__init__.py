@@ -87,13 +87,16 @@ def redaction_enabled() -> bool:
     return os.environ.get("WWT_REDACT", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def parse_file(path: Path | str, start_offset: int = 0) -> tuple[list[Session], ParseReport]:
+def parse_file(
+    path: Path | str, start_offset: int = 0, parser: SessionParser | None = None
+) -> tuple[list[Session], ParseReport]:
     """Parse one log file. Never raises: problems are counted/noted in the report, and whatever was parsed
-    before an unexpected error is returned. Secrets are redacted unless ``WWT_REDACT=0``."""
+    before an unexpected error is returned. Secrets are redacted unless ``WWT_REDACT=0``. ``parser``: the one
+    ``discover`` already chose for this file (detection reads up to 8 records: not done twice per file)."""
     path = Path(path)
     report = ParseReport(path=str(path), end_offset=start_offset)
     sessions: list[Session] = []
-    parser = parser_for(path)
+    parser = parser or parser_for(path)
     if parser is None:
         report.note(NOT_RECOGNISED)
         return sessions, report
