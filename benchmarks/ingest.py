@@ -14,7 +14,9 @@ while ``wwt search`` is run again and again beside it (seconds to the first lexi
 code during the back-fill), the ingest is SIGKILLed after ``--kill-after`` seconds and run again (it must resume:
 nothing embedded twice, indexes agree with SQLite), then the embedder configurations for the back-fill are timed
 interleaved on the archive's real passages (cosine to today's single-passage vectors) with a per-operator
-profile. Recorded with ``replace_section("ingest-two-phase", …)``.
+profile. Recorded with ``replace_section("ingest-two-phase", …)``. ``--dense-copies N --repeats R`` adds N copies of
+the JSONL fixtures' turn lines only (``turn_lines``), each file's R times over in one session: a ~20k-chunk
+history (``--copies 30 --dense-copies 195``) in ~260 MB instead of ~1.3 GB of whole copies.
 """
 
 from __future__ import annotations
