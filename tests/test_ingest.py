@@ -210,7 +210,7 @@ def test_appending_one_turn_reads_from_the_offset_and_re_embeds_at_most_two_chun
 
     offsets = []
     real_parse = wwt.parsers.parse_file
-    monkeypatch.setattr(wwt.parsers, "parse_file", lambda p, start_offset=0: offsets.append(start_offset) or real_parse(p, start_offset))
+    monkeypatch.setattr(wwt.parsers, "parse_file", lambda p, start_offset=0, parser=None: offsets.append(start_offset) or real_parse(p, start_offset, parser))
     append_turns(path, 1, start_minute=50)
     summary, emb = env.ingest()
     assert offsets and offsets[0] > 0 and offsets[0] <= size_before
@@ -251,7 +251,7 @@ def test_a_jsonl_rewritten_shorter_is_reparsed_whole_and_diffed(env, monkeypatch
     path.write_text("".join(lines[: len(lines) - 6]))  # the agent rewrote history: last 3 exchanges gone
     offsets = []
     real_parse = wwt.parsers.parse_file
-    monkeypatch.setattr(wwt.parsers, "parse_file", lambda p, start_offset=0: offsets.append(start_offset) or real_parse(p, start_offset))
+    monkeypatch.setattr(wwt.parsers, "parse_file", lambda p, start_offset=0, parser=None: offsets.append(start_offset) or real_parse(p, start_offset, parser))
     summary, _ = env.ingest()
     assert offsets == [0]
     assert summary.messages_removed == 6 and store.stats()["messages"] == messages - 6
