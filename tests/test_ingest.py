@@ -188,6 +188,25 @@ def test_a_first_ingest_detects_each_files_format_once(env, monkeypatch):
     assert len(detected) == len(candidates)
 
 
+def test_a_re_ingest_of_unchanged_files_does_not_open_them_to_detect_their_format(env, monkeypatch):
+    env.copy()
+    first, _ = env.ingest()
+    detected: list[Path] = []
+    real_for = wwt.parsers.parser_for
+    monkeypatch.setattr(wwt.parsers, "parser_for", lambda path: detected.append(Path(path)) or real_for(path))
+    again, _ = env.ingest()
+    archived = {row.path for row in env.store.all_files() if row.platform}
+    assert len(archived) > 20 and again.files_seen == first.files_seen
+    assert not archived & {str(p.resolve()) for p in detected}  # only files that gave nothing are looked at again
+    detected.clear()
+    changed = Path(sorted(archived)[0])
+    with changed.open("ab") as handle:
+        handle.write(b"\n")  # a changed file is detected again
+    env.ingest()
+    looked_at = {str(p.resolve()) for p in detected}
+    assert str(changed) in looked_at and not (archived - {str(changed)}) & looked_at
+
+
 def test_touching_a_file_without_changing_it_does_not_parse_it(env, monkeypatch):
     (path,) = env.copy(GEMINI_JSON)
     env.ingest()

@@ -31,6 +31,7 @@ re-parsed and diffed by message id. A file that disappeared is only marked missi
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -134,15 +135,34 @@ def resume_offset(path: Path, size: int, row: Any) -> int:
 
 
 def iter_log_files(
-    paths: Iterable[Path] | None, unrecognised: list[Path] | None = None
+    paths: Iterable[Path] | None, unrecognised: list[Path] | None = None, store: Store | None = None
 ) -> Iterator[tuple[Path, Any]]:
     """(file, the parser that reads it) for explicit files/folders (any depth), or every platform's default
-    locations. Candidate files no parser accepts are appended to ``unrecognised`` when given."""
+    locations. Candidate files no parser accepts are appended to ``unrecognised`` when given. With ``store``, a
+    file archived before and unchanged since (same size and mtime) comes with its stored platform name and is
+    not opened to detect its format (a re-ingest of thousands of files only stats them)."""
     from wwt import parsers
 
     roots = None if paths is None else [Path(p).expanduser() for p in paths]
-    for path, found in parsers.discover(roots, unrecognised):
+    known = _unchanged_platforms(store) if store is not None else None
+    for path, found in parsers.discover(roots, unrecognised, known):
         yield Path(path), found
+
+
+def _unchanged_platforms(store: Store) -> Callable[[str], str | None]:
+    stored = {row.path: row for row in store.all_files() if not row.missing and row.platform}
+
+    def known(real: str) -> str | None:
+        row = stored.get(real)
+        if row is None:
+            return None
+        try:
+            st = os.stat(real)
+        except OSError:
+            return None
+        return row.platform if (row.size, row.mtime_ns) == (st.st_size, st.st_mtime_ns) else None
+
+    return known
 
 
 def _platform_of(found: Any) -> str | None:
@@ -364,7 +384,7 @@ def ingest(
         if mended:
             run.summary.index_repair = asdict(mended[-1])
         passed_over: list[Path] = []
-        files = list(iter_log_files(paths, passed_over if paths is not None else None))
+        files = list(iter_log_files(paths, passed_over if paths is not None else None, store))
         run.summary.files_seen = len(files)
         for path in passed_over:  # only for given paths: the default folders hold other agent files too
             run.summary.passed_over(path)

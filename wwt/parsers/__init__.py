@@ -7,7 +7,7 @@ Adding a platform = one module + one line in ``PARSERS``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from wwt.models import ParseReport, Session
@@ -127,12 +127,14 @@ def _redact_sessions(sessions: list[Session], report: ParseReport) -> None:
 
 
 def discover(
-    roots: Iterable[Path | str] | None = None, unrecognised: list[Path] | None = None
-) -> Iterator[tuple[Path, SessionParser]]:
+    roots: Iterable[Path | str] | None = None, unrecognised: list[Path] | None = None,
+    known: Callable[[str], str | None] | None = None,
+) -> Iterator[tuple[Path, SessionParser | str]]:
     """Every parseable log under ``roots`` (files or folders, any depth) or, by default, under each parser's
     ``default_roots()``. Symlinks are followed once (loops are cut), unreadable folders are skipped, and a
     file reachable twice is yielded once. Files looked at that no parser accepts are appended to
-    ``unrecognised`` when given (so a folder ingest can say what it passed over)."""
+    ``unrecognised`` when given (so a folder ingest can say what it passed over). ``known(real path)`` may
+    name the platform of a file already archived and unchanged: it is yielded with that name, unopened."""
     if roots is None:
         roots = [root for parser in PARSERS for root in parser.default_roots()]
     seen_files: set[str] = set()
@@ -146,6 +148,10 @@ def discover(
             if real in seen_files:
                 continue
             seen_files.add(real)
+            platform = known(real) if known is not None else None
+            if platform is not None:
+                yield path, platform
+                continue
             parser = parser_for(path)
             if parser is not None:
                 yield path, parser
