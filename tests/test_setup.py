@@ -275,16 +275,22 @@ cfg.write_text(json.dumps(data, indent=2))
 '''
 
 
-def test_agent_cli_is_preferred_for_mcp_registration(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def fake_agent_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, config: str) -> Path:
+    """Put a fake ``name`` CLI (FAKE_AGENT, writing ``~/<config>``) alone on PATH; returns the log of its argv."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    fake = bin_dir / "claude"
-    fake.write_text(FAKE_AGENT.format(python=sys.executable, name="claude", config=".claude.json"))
+    fake = bin_dir / name
+    fake.write_text(FAKE_AGENT.format(python=sys.executable, name=name, config=config))
     fake.chmod(0o755)
     log = tmp_path / "argv.log"
     monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
     monkeypatch.setenv("PATH", _clean_path(bin_dir))
     monkeypatch.delenv("WWT_MODEL_DIR", raising=False)
+    return log
+
+
+def test_agent_cli_is_preferred_for_mcp_registration(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = fake_agent_on_path(tmp_path, monkeypatch, "claude", ".claude.json")
     run(only=["claude"])
     [call] = [json.loads(line) for line in log.read_text().splitlines()]
     assert call[:5] == ["claude", "mcp", "add", "--scope", "user"]

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from test_setup import FAKE_AGENT, _clean_path, snapshot
+from test_setup import _clean_path, fake_agent_on_path, snapshot
 
 from wwt.hook import transcript_of
 from wwt.setup.common import our_handlers
@@ -127,15 +126,7 @@ def test_doctor_checks_qwen_like_the_other_agents(home: Path) -> None:
 def test_the_qwen_cli_registers_the_mcp_server_when_it_is_on_path(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "qwen"
-    fake.write_text(FAKE_AGENT.format(python=sys.executable, name="qwen", config=".qwen/settings.json"))
-    fake.chmod(0o755)
-    log = tmp_path / "argv.log"
-    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
-    monkeypatch.setenv("PATH", _clean_path(bin_dir))
-    monkeypatch.delenv("WWT_MODEL_DIR", raising=False)
+    log = fake_agent_on_path(tmp_path, monkeypatch, "qwen", ".qwen/settings.json")
     run(only=["qwen"])
     [call] = [json.loads(line) for line in log.read_text().splitlines()]
     assert call[:5] == ["qwen", "mcp", "add", "-s", "user"]
