@@ -434,46 +434,38 @@ def name_words(query: str) -> list[str]:
             continue  # "did we go with …" — but "which Go version"
         if lower in known or korean or capitalised or written_as_name:
             names.append(word)
-    names.extend(word for word in _KOREAN_WORD.findall(query) if word in known)
-    for word in _KOREAN_WORD.findall(query):  # a Korean name followed by a particle: 카프카에서, 레디스를
-        names.extend(word[:cut] for cut in range(2, len(word)) if word[:cut] in known)
+    for word in _KOREAN_WORD.findall(query):  # the word, or a name followed by a particle: 카프카에서, 레디스를
+        names.extend(word[:cut] for cut in range(2, len(word) + 1) if word[:cut] in known)
     return list(dict.fromkeys(names))[:MAX_TERMS_CHECKED]
 
 
 _NAME_STOP = frozenset({"i", "im", "ive", "id", "ok", "okay", "pr", "vs", "etc", "eg", "ie", "e.g", "i.e", "a.k.a"})
 
 
-def unseen_name_words(names: Sequence[str], seen: Callable[[str], bool]) -> list[str]:
-    """The names (``name_words``) that occur nowhere in the archive under any spelling: ``seen`` answers for one
-    spelling (its lexical token), tried for the word, its singular and its other spellings (``glossary.spellings``:
-    k8s → kubernetes, 쿠버네티스)."""
+def said_anywhere(word: str, seen: Callable[[str], bool]) -> bool:
+    """Does ``word`` occur in the archive under any spelling? ``seen`` answers for one spelling (its lexical
+    token), tried for the word, its other spellings (``glossary.spellings``: k8s → kubernetes, 쿠버네티스) and its
+    singular."""
     from wwt.glossary import spellings
 
-    unseen = []
-    for name in names:
-        forms = [name, *spellings(name)]
-        if name.lower().endswith("s") and len(name) > 3:
-            forms.append(name[:-1])
-        if not any(seen(form) for form in forms):
-            unseen.append(name)
-    return unseen
+    forms = [word, *spellings(word)]
+    if word.lower().endswith("s") and len(word) > 3:
+        forms.append(word[:-1])
+    return any(seen(form) for form in forms)
+
+
+def unseen_name_words(names: Sequence[str], seen: Callable[[str], bool]) -> list[str]:
+    """The names (``name_words``) that occur nowhere in the archive under any spelling (``said_anywhere``)."""
+    return [name for name in names if not said_anywhere(name, seen)]
 
 
 def vocabulary_gap(tokens: Sequence[str], seen: Callable[[str], bool]) -> float:
-    """Share of the question's topic tokens that occur nowhere in the archive in either language (a token counts
-    as said when it, its singular or another spelling of it in the glossary occurs). 0 for no tokens."""
-    from wwt.glossary import spellings
-
+    """Share of the question's topic tokens that occur nowhere in the archive in either language
+    (``said_anywhere``). 0 for no tokens."""
     distinct = list(dict.fromkeys(tokens))
     if not distinct:
         return 0.0
-    missing = 0
-    for token in distinct:
-        forms = [token, *spellings(token)]
-        if token.endswith("s") and len(token) > 3:
-            forms.append(token[:-1])
-        missing += not any(seen(form) for form in forms)
-    return missing / len(distinct)
+    return sum(not said_anywhere(token, seen) for token in distinct) / len(distinct)
 
 
 def never_said(gap: float, distinct_tokens: int, chunks: int) -> bool:
@@ -618,10 +610,16 @@ def run_search(
     if not weak and freqs and len(vector_hits) >= WEAK_MIN_CANDIDATES:
         weak = never_discussed(signals["unseen"], unseen_names(freqs), bool(signals["agree"]))
     if tokenize is not None and hasattr(lexical, "doc_freqs"):
-        names = name_words(query)
-        missing_names = unseen_name_words(names, lambda form: _in_archive(lexical, tokenize, form)) if names else []
+        answers: dict[str, bool] = {}  # names and topic words share spellings: each is looked up once
+
+        def seen(form: str) -> bool:
+            if form not in answers:
+                answers[form] = _in_archive(lexical, tokenize, form)
+            return answers[form]
+
+        missing_names = unseen_name_words(name_words(query), seen)
         signals["names_unseen"] = float(len(missing_names))
-        gap = vocabulary_gap(query_tokens, lambda form: _in_archive(lexical, tokenize, form))
+        gap = vocabulary_gap(query_tokens, seen)
         signals["vocabulary_gap"] = gap
         weak = weak or bool(missing_names) or never_said(gap, len(set(query_tokens)), int(signals["chunks"]))
     else:
