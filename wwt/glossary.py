@@ -377,6 +377,12 @@ _NAMES = """
 """.strip()
 
 
+@lru_cache(maxsize=1)
+def _entries() -> list[tuple[list[str], list[str]]]:
+    """Every line of both lists, parsed once (translations and spellings are built from them)."""
+    return _parse(_PAIRS) + _parse(_NAMES)
+
+
 def _parse(text: str) -> list[tuple[list[str], list[str]]]:
     pairs = []
     for line in text.splitlines():
@@ -393,7 +399,7 @@ def _parse(text: str) -> list[tuple[list[str], list[str]]]:
 def _tables() -> tuple[dict[str, list[str]], dict[str, list[str]], re.Pattern[str]]:
     ko_to_en: dict[str, list[str]] = {}
     en_to_ko: dict[str, list[str]] = {}
-    for korean, english in _parse(_PAIRS) + _parse(_NAMES):
+    for korean, english in _entries():
         for k in korean:
             ko_to_en.setdefault(k, []).extend(e for e in english if e not in ko_to_en.get(k, []))
         for e in english:
@@ -422,7 +428,7 @@ def spellings(word: str) -> tuple[str, ...]:
 @lru_cache(maxsize=1)
 def _spelling_table() -> dict[str, tuple[str, ...]]:
     table: dict[str, list[str]] = {}
-    for korean, english in _parse(_PAIRS) + _parse(_NAMES):
+    for korean, english in _entries():
         line = [*korean, *english]
         for word in line:
             table.setdefault(word, []).extend(w for w in line if w != word)
