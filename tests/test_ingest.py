@@ -535,3 +535,32 @@ def test_cli_ingest_reports_unrecognised_files_as_count_names_and_json(env, mode
     as_json = json.loads(wwt("--json").stdout)
     assert as_json["files_unrecognised"] == 2
     assert sorted(Path(p).name for p in as_json["unrecognised"]) == sorted([APP_LOG, "tsconfig.json"])
+
+
+OPENCODE_DB = Path(__file__).parent / "fixtures" / "opencode" / "db" / "opencode.db"
+
+
+def test_a_message_opencode_has_written_only_to_its_wal_is_archived_before_any_checkpoint(env):
+    # OpenCode keeps opencode.db in WAL mode: a new message lands in opencode.db-wal, and the main file (its
+    # size and mtime) changes only when SQLite checkpoints — minutes or hours later.
+    db = env.logs / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True)
+    shutil.copyfile(OPENCODE_DB, db)
+    app = sqlite3.connect(db)
+    app.execute("PRAGMA journal_mode=WAL")
+    app.execute("PRAGMA wal_autocheckpoint=0")  # as between two of the app's checkpoints
+    env.ingest()
+    before = db.stat()
+    session = "ses_4a1b2c3d4e5fAbCdEfGhIjKl"  # a new user message in the fixture's main session
+    with app:
+        app.execute("INSERT INTO message VALUES ('msg_07', ?, 1767261800000, 1767261800000, ?)",
+                    (session, json.dumps({"role": "user", "time": {"created": 1767261800000}})))
+        app.execute("INSERT INTO part VALUES ('prt_0701', 'msg_07', ?, 1767261800000, 1767261800000, ?)",
+                    (session, json.dumps({"type": "text", "text": "remember the quokka-shaped cache key"})))
+    assert (db.stat().st_size, db.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)  # only the WAL grew
+    summary, _ = env.ingest()
+    app.close()
+    store, _ = env.open()
+    texts = [r[0] for r in store.conn.execute("SELECT text FROM messages")]
+    assert summary.files_parsed == 1
+    assert any("quokka-shaped cache key" in t for t in texts)

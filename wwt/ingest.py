@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from wwt.chunker import chunk_session
 from wwt.errors import WwtError
@@ -45,6 +45,7 @@ from wwt.models import Session
 from wwt.store import Store, StoredChunk
 
 APPEND_ONLY_SUFFIXES = (".jsonl",)
+WAL_SUFFIX = "-wal"  # SQLite sources in WAL mode: see file_state
 FINGERPRINT_BYTES = 4096
 EMBED_BATCH = 16  # texts per embedder call; vectors are committed after each call
 FIRST_FLUSH_S = 5.0  # a first ingest publishes its first chunks this soon: search by words works from then on
@@ -100,14 +101,42 @@ class IngestSummary:
 # ------------------------------------------------------------------------------------------ small rules
 
 
+class FileState(NamedTuple):
+    st_size: int
+    st_mtime_ns: int
+
+
+def file_state(path: Path | str) -> FileState:
+    """A source file's size and mtime as change detection sees them. A SQLite database in WAL mode (OpenCode's
+    opencode.db, Cursor's state.vscdb) takes new writes into its ``-wal`` file and copies them into the main file
+    only at a checkpoint, minutes or hours later: meanwhile the main file's size and mtime do not move, so the
+    WAL's are folded in (sizes added, the later mtime). Raises OSError like ``os.stat``."""
+    st = os.stat(path)
+    if is_append_only(Path(path)):
+        return FileState(st.st_size, st.st_mtime_ns)
+    try:
+        wal = os.stat(f"{path}{WAL_SUFFIX}")
+    except OSError:
+        return FileState(st.st_size, st.st_mtime_ns)
+    return FileState(st.st_size + wal.st_size, max(st.st_mtime_ns, wal.st_mtime_ns))
+
+
 def fingerprint(path: Path, upto: int, whole: bool) -> str:
-    """Hash identifying a file's content up to ``upto``: the whole file for rewritten formats, the head and
-    the bytes just before the offset for append-only ones (cheap, and catches a rewrite before the offset)."""
+    """Hash identifying a file's content up to ``upto``: the whole file for rewritten formats (and its SQLite
+    WAL, see ``file_state``), the head and the bytes just before the offset for append-only ones (cheap, and
+    catches a rewrite before the offset)."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         if whole:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
+            try:
+                with open(f"{path}{WAL_SUFFIX}", "rb") as wal:
+                    h.update(WAL_SUFFIX.encode())
+                    for block in iter(lambda: wal.read(1 << 20), b""):
+                        h.update(block)
+            except OSError:
+                pass
         else:
             h.update(fh.read(min(FINGERPRINT_BYTES, upto)))
             tail_start = max(0, upto - FINGERPRINT_BYTES)
@@ -157,7 +186,7 @@ def _unchanged_platforms(store: Store) -> Callable[[str], str | None]:
         if row is None:
             return None
         try:
-            st = os.stat(real)
+            st = file_state(real)
         except OSError:
             return None
         return row.platform if (row.size, row.mtime_ns) == (st.st_size, st.st_mtime_ns) else None
@@ -217,7 +246,7 @@ class _Run:
         s = self.summary
         key = str(path.resolve())
         try:
-            st = path.stat()
+            st = file_state(path)
         except OSError as exc:
             s.note(f"{path}: cannot read ({exc.strerror})")
             return
