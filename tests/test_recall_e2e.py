@@ -81,3 +81,9 @@ def test_names_the_archive_has_raise_no_flag_in_either_language(memory: Memory) 
     assert not memory.search_outcome("xterm.js scrollback broken inside tmux", Filters(), 10).weak
     assert not memory.search_outcome("피닉스 서버가 안 뜨던 문제", Filters(), 10).absent
     assert not memory.search_outcome("포스트그레스 테이블 잠금", Filters(), 10).absent  # the logs say PostgreSQL
+
+
+def test_a_vague_question_is_not_won_by_a_session_that_says_almost_nothing(memory: Memory) -> None:
+    # held-out vague question; a real composite fixture's session of placeholder prompts used to rank first
+    hits = memory.search("that time search couldn't cope with misspellings", Filters(), 10)
+    assert hits[0].session_id == dev_session("shopfront-search-engine")

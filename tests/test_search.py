@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 from wwt.search import (
     CHUNKS_PER_SESSION,
     SECOND_CHUNK_BONUS,
+    THIN_PENALTY,
     UNSEEN_SHARE,
     bridged_query,
     candidate_depth,
+    demote_thin,
     excerpt,
     group_by_session,
     is_weak,
@@ -29,6 +31,7 @@ from wwt.search import (
     resume_command,
     resume_line,
     session_score,
+    thin_factor,
     topic_tokens,
     unseen_name_words,
     unseen_names,
@@ -467,3 +470,31 @@ def test_missing_everyday_words_count_only_in_an_archive_big_enough_to_have_them
     assert never_said(0.7, 3, chunks=60) is False  # a paraphrase misses words a small archive never had
     assert never_said(0.7, 2, chunks=5000) is False  # too few words to judge
     assert never_said(0.4, 5, chunks=5000) is False
+
+
+def _first_user_prompt(path: Path) -> str:
+    from wwt.parsers import parse_file
+
+    sessions, _ = parse_file(path)
+    return next(m.text for s in sessions for m in s.messages if m.role == "user" and m.kind == "text")
+
+
+def test_a_chunk_of_a_few_generic_words_is_demoted_and_a_real_exchange_is_not() -> None:
+    # real first prompts: a one-line greeting from a composite fixture, and a real bug report
+    greeting = _first_user_prompt(REAL_FIXTURES / "claude-code" / "agent-sessions__small.jsonl")
+    report = _first_user_prompt(REAL_FIXTURES / "claude-code" / "VibeCodingTracker__claude_code.jsonl")
+    assert thin_factor(report) == 1.0
+    assert 1 - THIN_PENALTY <= thin_factor(greeting) < 1.0
+    assert thin_factor("") == 1 - THIN_PENALTY
+
+
+def test_demoting_thin_chunks_reorders_by_the_new_scores_and_keeps_unknown_ids() -> None:
+    class Row:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+    rich = "the nightly export job wrote empty files because the glob used the old dashed date layout"
+    chunks = {1: Row("user: hello"), 2: Row(rich)}
+    demoted = demote_thin([(1, 1.0), (2, 0.9), (3, 0.8)], chunks)
+    assert [i for i, _ in demoted] == [2, 3, 1]
+    assert dict(demoted)[2] == 0.9 and dict(demoted)[3] == 0.8

@@ -28,6 +28,8 @@ SECOND_CHUNK_BONUS = 0.0  # weight of the 2nd and 3rd best chunk scores added to
 # on recall_dev it let a session with three middling chunks outrank the one whose best chunk answered)
 MIN_DEPTH = 50
 DEPTH_PER_RESULT = 5
+THIN_WORDS = 12  # a chunk with fewer distinct words than this is "thin" (thin_factor)
+THIN_PENALTY = 0.3  # at most this share of a thin chunk's fused score is taken off
 EXCERPT_CHARS = 320
 
 RESUME_COMMANDS = {
@@ -196,6 +198,30 @@ def resume_line(platform: str, session_id: str, cwd: str | None) -> str | None:
     if command and platform in RESUME_IN_CWD and cwd:
         return f"cd {shlex.quote(cwd)} && {command}"
     return command
+
+
+_WORD = re.compile(r"\w+")
+
+
+def thin_factor(text: str) -> float:
+    """What a chunk's fused score is multiplied by for how little it says: 1 for THIN_WORDS or more distinct
+    words, down to 1 − THIN_PENALTY for none. A chunk of a few generic words ("user: Hello", "user: continue",
+    a placeholder) has a vector near the middle of everything, so it comes up close to any vague question and
+    outranks the conversation that answers it; the words it does have still match a question that uses them.
+    Stops reading at THIN_WORDS distinct words."""
+    seen: set[str] = set()
+    for match in _WORD.finditer(text):
+        seen.add(match.group().lower())
+        if len(seen) >= THIN_WORDS:
+            return 1.0
+    return 1.0 - THIN_PENALTY * (1.0 - len(seen) / THIN_WORDS)
+
+
+def demote_thin(fused: Sequence[tuple[int, float]], chunks: dict[int, Any]) -> list[tuple[int, float]]:
+    """``fused`` (chunk id, score) with each score times its chunk's ``thin_factor``, best first (a chunk not in
+    ``chunks`` keeps its score)."""
+    scored = [(i, s * thin_factor(chunks[i].text or "") if i in chunks else s) for i, s in fused]
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
 def group_by_session(
@@ -585,6 +611,7 @@ def run_search(
         fused = fuse(lexical_hits, fusable, method=chosen)
     rows = store.chunks_by_ids([chunk_id for chunk_id, _ in fused])
     chunks = {row.id: row for row in rows}
+    fused = demote_thin(fused, chunks)
     hits = group_by_session(
         fused,
         chunks,
