@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -561,3 +562,37 @@ def _rss(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     return 0
+
+
+OPENCODE_DB = Path(__file__).parent / "fixtures" / "opencode" / "db" / "opencode.db"
+
+
+def test_the_engine_picks_up_new_messages_of_an_agent_without_hooks(tmp_path, runtime, model_dir):
+    """OpenCode announces nothing (wwt has no hook for it): the engine looks at its store where OpenCode keeps
+    it and archives what was written since — here a message still in the database's WAL."""
+    db = tmp_path / "share" / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True)
+    shutil.copy(OPENCODE_DB, db)
+    home = tmp_path / "data"
+    _ingest(home, model_dir, db)  # what `wwt setup` archived
+    env = engine_env(home, runtime, model_dir, XDG_DATA_HOME=str(tmp_path / "share"), WWT_ENGINE_SCAN_S="1",
+                     WWT_WORKER_DEBOUNCE_S="0.2")
+    start_engine(env)
+    app = sqlite3.connect(db)
+    app.execute("PRAGMA journal_mode=WAL")
+    app.execute("PRAGMA wal_autocheckpoint=0")
+    session = "ses_4a1b2c3d4e5fAbCdEfGhIjKl"
+    with app:
+        app.execute("INSERT INTO message VALUES ('msg_07', ?, 1767261800000, 1767261800000, ?)",
+                    (session, json.dumps({"role": "user", "time": {"created": 1767261800000}})))
+        app.execute("INSERT INTO part VALUES ('prt_0701', 'msg_07', ?, 1767261800000, 1767261800000, ?)",
+                    (session, json.dumps({"type": "text", "text": "pin the flaky orbit test to a fixed quokka seed"})))
+
+    def archived() -> bool:
+        with sqlite3.connect(home / "wwt.sqlite3") as conn:
+            return conn.execute("SELECT COUNT(*) FROM messages WHERE text LIKE '%quokka seed%'").fetchone()[0] > 0
+
+    assert wait_for(archived, 120, 0.5), (home / "ingest.log").read_text()
+    app.close()
+    hits = json.loads(wwt("search", "--all", "fixed quokka seed", "--json", env=env).stdout)
+    assert hits["results"][0]["session_id"] == session

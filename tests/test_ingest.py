@@ -564,3 +564,22 @@ def test_a_message_opencode_has_written_only_to_its_wal_is_archived_before_any_c
     texts = [r[0] for r in store.conn.execute("SELECT text FROM messages")]
     assert summary.files_parsed == 1
     assert any("quokka-shaped cache key" in t for t in texts)
+
+
+def test_changed_sources_lists_only_new_or_changed_files_of_agents_without_hooks(env, monkeypatch):
+    share = env.logs / "share"
+    monkeypatch.setenv("XDG_DATA_HOME", str(share))
+    db = share / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True)
+    shutil.copyfile(OPENCODE_DB, db)
+    store, _ = env.open()
+    assert ingest_mod.changed_sources(store) == [(db, "opencode")]  # never archived
+    env.ingest([db])
+    assert ingest_mod.changed_sources(store) == []  # archived, unchanged: only stat-ed
+    with sqlite3.connect(db) as app:
+        app.execute("UPDATE session SET title = 'renamed' WHERE slug = 'calm-otter'")
+    assert ingest_mod.changed_sources(store) == [(db, "opencode")]
+    store.enqueue(str(db), "opencode", None)
+    while not store.parked_paths():  # the worker fails on it until it gives up
+        store.finish_queue([item.id for item in store.claim_queue()], "boom")
+    assert ingest_mod.changed_sources(store) == []

@@ -46,6 +46,9 @@ from wwt.store import Store, StoredChunk
 
 APPEND_ONLY_SUFFIXES = (".jsonl",)
 WAL_SUFFIX = "-wal"  # SQLite sources in WAL mode: see file_state
+# Agents whose new conversations no hook announces (wwt setup has no hook for them): the resident engine looks at
+# their default locations every WWT_ENGINE_SCAN_S seconds and queues what changed (``changed_sources``).
+UNHOOKED_PLATFORMS = ("copilot-cli", "cursor", "opencode", "cline", "roo-code")
 FINGERPRINT_BYTES = 4096
 EMBED_BATCH = 16  # texts per embedder call; vectors are committed after each call
 FIRST_FLUSH_S = 5.0  # a first ingest publishes its first chunks this soon: search by words works from then on
@@ -176,6 +179,25 @@ def iter_log_files(
     known = _unchanged_platforms(store) if store is not None else None
     for path, found in parsers.discover(roots, unrecognised, known):
         yield Path(path), found
+
+
+def changed_sources(store: Store, platforms: Iterable[str] = UNHOOKED_PLATFORMS) -> list[tuple[Path, str]]:
+    """New or changed log files in the default locations of ``platforms`` (their ``file_state`` differs from
+    the archive's), each with the platform of the parser that reads it. Unchanged files are only stat-ed;
+    files the worker parked (``Store.parked_paths``) are left out until ``wwt worker --retry-parked``."""
+    from wwt import parsers
+
+    wanted = set(platforms)
+    roots = [root for parser in parsers.PARSERS if parser.platform in wanted for root in parser.default_roots()]
+    if not roots:
+        return []
+    parked = store.parked_paths()
+    found = parsers.discover(roots, None, _unchanged_platforms(store))
+    return [
+        (Path(path), parser.platform)
+        for path, parser in found
+        if not isinstance(parser, str) and str(path) not in parked and str(Path(path).resolve()) not in parked
+    ]
 
 
 def _unchanged_platforms(store: Store) -> Callable[[str], str | None]:

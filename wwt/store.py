@@ -747,6 +747,10 @@ class Store:
         """When the longest-waiting row still to ingest was queued (epoch seconds), or None."""
         return self.conn.execute("SELECT MIN(enqueued_at) FROM ingest_queue WHERE error IS NULL").fetchone()[0]
 
+    def parked_paths(self) -> set[str]:
+        """Paths with a parked row (the worker gave up on them until ``retry_parked``)."""
+        return {r[0] for r in self.conn.execute("SELECT DISTINCT path FROM ingest_queue WHERE error IS NOT NULL")}
+
     def parked_queue(self, limit: int = 100) -> list[QueueItem]:
         """Rows the worker gave up on, newest first, with their error."""
         rows = self.conn.execute(

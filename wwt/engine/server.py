@@ -42,6 +42,8 @@ LOCK_WAIT_S = 3.0  # an engine that is exiting (version skew, stop) may still ho
 READ_TIMEOUT_S = 10.0  # a client has this long to send its request
 STOP_GRACE_S = 5.0
 QUEUE_POLL_S = 2.0
+SCAN_S = 300.0  # WWT_ENGINE_SCAN_S: how often agents without hooks are looked at (0: never)
+SCAN_FIRST_S = 10.0  # the first look, after the engine has answered whoever started it
 
 
 def _float_env(name: str, default: float) -> float:
@@ -392,6 +394,8 @@ class Engine:
 
         debounce_s = _float_env("WWT_WORKER_DEBOUNCE_S", 2.0)
         max_wait_s = _float_env("WWT_WORKER_MAX_WAIT_S", 10.0)
+        scan_s = _float_env("WWT_ENGINE_SCAN_S", SCAN_S)
+        next_scan = time.monotonic() + min(SCAN_FIRST_S, scan_s)
         store: Any = None
         lock_fd: int | None = None
         vectors_checked_at: int | None = None  # change counter when no vector was found pending
@@ -404,15 +408,19 @@ class Engine:
                 try:
                     if store is None:
                         store = Store.open(self.memory.store_path)
+                    if scan_s > 0 and time.monotonic() >= next_scan:
+                        next_scan = time.monotonic() + scan_s
+                        if lock_fd is None:
+                            lock_fd = self._own_queue(store)
+                        if lock_fd is not None and not is_paused(self.home):
+                            self._queue_changed_sources(store)
                     queued = store.queue_size()
                     if queued == 0 and vectors_checked_at == store.change_counter():
                         continue  # nothing queued, nothing to embed since the last look
                     if lock_fd is None:
-                        lock_fd = _try_worker_lock(self.home)
+                        lock_fd = self._own_queue(store)
                         if lock_fd is None:
                             continue  # a standalone worker holds it and does the work
-                        if released := store.release_claims():
-                            self.log.warning("re-queued %d item(s) a killed worker had claimed", released)
                     if queued == 0:
                         if is_paused(self.home):
                             continue  # `wwt ingest --pause`: no writer, no second copy of the indexes opened
@@ -437,6 +445,26 @@ class Engine:
         finally:
             if store is not None:
                 store.close()
+
+    def _own_queue(self, store: Any) -> int | None:
+        """Become the queue's worker (``worker.lock``), re-queueing what a killed worker had claimed; None while
+        a standalone worker holds it (it does the work)."""
+        lock_fd = _try_worker_lock(self.home)
+        if lock_fd is not None and (released := store.release_claims()):
+            self.log.warning("re-queued %d item(s) a killed worker had claimed", released)
+        return lock_fd
+
+    def _queue_changed_sources(self, store: Any) -> None:
+        """Agents without hooks (``ingest.UNHOOKED_PLATFORMS``: Cursor, OpenCode, Copilot CLI, Cline, Roo Code)
+        announce nothing: their default locations are looked at every WWT_ENGINE_SCAN_S seconds and what changed
+        since it was archived is queued like a hook's file."""
+        from wwt.ingest import changed_sources
+
+        changed = changed_sources(store)
+        for path, platform in changed:
+            store.enqueue(str(path), platform, None)
+        if changed:
+            self.log.info("queued %d changed file(s) of agents without hooks", len(changed))
 
     def _write(self, step: Callable[[Any], bool]) -> None:
         """Run ``step`` on a writer ``Memory`` until it says there is nothing more to do right away; the engine
