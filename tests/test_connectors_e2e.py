@@ -130,3 +130,24 @@ def test_doctor_names_where_each_agents_logs_were_found(home: Path, model_dir: P
         line = next((ln for ln in result.stdout.splitlines() if name in ln and "logs found" in ln), None)
         assert line is not None and where in line, (name, result.stdout[-2000:])
     assert "wwt ingest <repository>" in result.stdout  # Aider: one history per repository
+
+
+def test_a_repository_named_at_setup_is_read_by_every_later_ingest(tmp_path: Path, model_dir: Path) -> None:
+    # Aider keeps its history in each repository: `wwt setup --source` remembers the repository, and a plain
+    # `wwt ingest` (what the engine and every re-run do) reads it from then on
+    home = tmp_path / "home"
+    repo = home / "src" / "quillpad"
+    repo.mkdir(parents=True)
+    shutil.copy(FIX / "aider" / "quillpad" / ".aider.chat.history.md", repo / ".aider.chat.history.md")
+    missing = wwt("setup", "--source", str(home / "nowhere"), "--no-ingest", home=home, model_dir=model_dir)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "nowhere" in missing.stderr
+    assert not (home / "wwt-data" / "sources.json").exists()
+    setup = wwt("setup", "--source", str(repo), "--no-ingest", home=home, model_dir=model_dir)
+    assert setup.returncode == 0, setup.stderr[-1000:]
+    assert f"remember   {repo}" in setup.stdout
+    again = wwt("setup", "--source", str(repo), "--no-ingest", home=home, model_dir=model_dir)
+    assert again.returncode == 0 and "remember" not in again.stdout  # idempotent
+    ingest = wwt("ingest", home=home, model_dir=model_dir)
+    assert ingest.returncode == 0, ingest.stderr[-1000:]
+    hit = top(home, model_dir, "aider", "PDF export drops footnotes after the first page")
+    assert hit["platform"] == "aider" and hit["session_id"].startswith("aider-20260314T090511-")

@@ -32,6 +32,30 @@ def _first_ingest(out) -> None:
     memory.close()
 
 
+def _ask_for_sources() -> list[str]:
+    """In a terminal, once per setup: the repositories whose Aider histories to read (Aider keeps one file per
+    repository, so there is no folder to find by ourselves). Not asked when piped or when Aider is not here."""
+    import shutil
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()) or shutil.which("aider") is None:
+        return []
+    answer = typer.prompt(
+        "Aider keeps its history in each repository. Folders to read (space-separated, Enter to skip)",
+        default="", show_default=False,
+    )
+    return answer.split()
+
+
+def _remember_sources(paths: list[str]) -> None:
+    from wwt.paths import data_dir
+    from wwt.sources import remember
+
+    if not paths:
+        return
+    for path in remember(data_dir(), paths):  # a path that does not exist: one line, exit 2, nothing changed
+        typer.echo(f"remember   {path} (read on every ingest)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def setup(
@@ -42,6 +66,10 @@ def register(app: typer.Typer) -> None:
         no_agent_cli: bool = typer.Option(
             False, "--no-agent-cli", help="Edit config files directly even when the agent's `mcp add` is on PATH."
         ),
+        source: list[str] = typer.Option(
+            None, "--source", help="Also read this folder or file on every ingest, e.g. a repository with Aider's "
+            ".aider.chat.history.md (remembered); repeatable.",
+        ),
     ) -> None:
         """Wire wwt into every agent found here: hooks (automatic capture), MCP server, first ingest.
 
@@ -49,6 +77,8 @@ def register(app: typer.Typer) -> None:
         from wwt.setup import plan as setup_plan
 
         out = _console()
+        if not (dry_run or uninstall):
+            _remember_sources(source or _ask_for_sources())
         plan, result = setup_plan.run(uninstall=uninstall, only=agent or None, dry_run=dry_run,
                                       use_agent_cli=not no_agent_cli)
         for line in plan.skipped:

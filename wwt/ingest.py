@@ -42,6 +42,7 @@ from wwt.chunker import chunk_session
 from wwt.errors import WwtError
 from wwt.indexes import Indexes, make_private
 from wwt.models import Session
+from wwt.sources import remembered
 from wwt.store import Store, StoredChunk
 
 APPEND_ONLY_SUFFIXES = (".jsonl",)
@@ -175,20 +176,25 @@ def iter_log_files(
     not opened to detect its format (a re-ingest of thousands of files only stats them)."""
     from wwt import parsers
 
-    roots = None if paths is None else [Path(p).expanduser() for p in paths]
+    if paths is not None:
+        roots: list[Path] | None = [Path(p).expanduser() for p in paths]
+    elif store is not None:  # the defaults, and what the user named (wwt.sources)
+        roots = [*_default_roots(parsers.PARSERS), *remembered(store.path.parent)]
+    else:
+        roots = None
     known = _unchanged_platforms(store) if store is not None else None
     for path, found in parsers.discover(roots, unrecognised, known):
         yield Path(path), found
 
 
 def changed_sources(store: Store, platforms: Iterable[str] = UNHOOKED_PLATFORMS) -> list[tuple[Path, str]]:
-    """New or changed log files in the default locations of ``platforms`` (their ``file_state`` differs from
-    the archive's), each with the platform of the parser that reads it. Unchanged files are only stat-ed;
+    """New or changed log files in the default locations of ``platforms`` and the locations the user named
+    (``wwt.sources``: Aider repositories), those whose ``file_state`` differs from the archive's, each with the platform of the parser that reads it. Unchanged files are only stat-ed;
     files the worker parked (``Store.parked_paths``) are left out until ``wwt worker --retry-parked``."""
     from wwt import parsers
 
     wanted = set(platforms)
-    roots = [root for parser in parsers.PARSERS if parser.platform in wanted for root in parser.default_roots()]
+    roots = [*_default_roots(p for p in parsers.PARSERS if p.platform in wanted), *remembered(store.path.parent)]
     if not roots:
         return []
     parked = store.parked_paths()
@@ -198,6 +204,10 @@ def changed_sources(store: Store, platforms: Iterable[str] = UNHOOKED_PLATFORMS)
         for path, parser in found
         if not isinstance(parser, str) and str(path) not in parked and str(Path(path).resolve()) not in parked
     ]
+
+
+def _default_roots(chosen: Iterable[Any]) -> list[Path]:
+    return [root for parser in chosen for root in parser.default_roots()]
 
 
 def _unchanged_platforms(store: Store) -> Callable[[str], str | None]:
