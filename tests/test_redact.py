@@ -361,3 +361,79 @@ def test_the_aws_context_written_caseless_finds_what_the_case_insensitive_rule_f
         texts += path.read_text(encoding="utf-8", errors="replace").splitlines()
     for text in texts:
         assert bool(_AWS_CONTEXT.search(text)) == bool(rule.search(text)), ascii(text[:120])
+
+
+# --- screening: a message holding nothing any rule looks for is left alone after a few scans ------------------
+# Texts at the edges of what the screening looks for: each client-password form (`-p`, `-P`, `-a`, `-passin`),
+# `Authorization` and docker's `"auth"` in any case, the AWS context's cues (`ſ` folds onto `s`), and words of
+# 20+ characters cut by any whitespace Python knows (after gitleaks' curl/mysql/sqlcmd/openssl rule examples and
+# detect-secrets' keyword tests, re-written here).
+SCREEN_EDGES = [
+    "sqlcmd -S tcp:db,1433 -U sa -P " + PW + " -Q 'select 1'",
+    "mongosh --host db -u admin -p " + PW,
+    "openssl rsa -in key.pem -passin pass:" + PW + " -out plain.pem",
+    "openssl pkcs12 -export -passout pass:" + PW,
+    "mariadb\t-uroot\t-p" + PW,
+    "az login --service-principal -u app -p " + PW + " --tenant t",
+    "docker\tlogin -u ci -p " + PW + " registry.example.com",  # not the trigger `docker login`: left alone
+    "AUTHORIZATION: token 22cb987851bc5659229114c62e60c79abd0d2c08",
+    "authorization=apikey 0f3c9a7e5b1d4c2a8e6f0b3d",
+    '{"AUTH": "' + BASIC + '", "auth": "' + BASIC + '"}',
+    "ſecret access key: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEZ",
+    "SECRET ACCESS KEY wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEZ and AKIAIOSFODNN7EXAMPLQ",
+    "api_\u212aey = '" + KEY + "'",  # the Kelvin sign lowers to k
+    *(f"token{space}ghp_{fake(ALNUM, 36)}{space}end" for space in ("\u3000", "\x1c", "\x85", "\u2028", "\xa0", "\t")),
+    "ghp_" + fake(ALNUM, 36),
+    "x" * 19 + " sk-" + fake(ALNUM, 40),
+]
+
+
+def _message_texts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from wwt.parsers import parse_file
+
+    monkeypatch.setenv("WWT_REDACT", "0")
+    return [m.text for path in sorted(REAL_FIXTURES.rglob("*.json*")) if not path.name.endswith(".meta.json")
+            for s in parse_file(path)[0] for m in s.messages]
+
+
+def test_screening_never_changes_what_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``redact`` skips the rules whose cues are absent; ``redact_unscreened`` looks for every trigger in every
+    text. They agree on real messages, on every secret sample of this file and on those samples spliced into
+    real messages at random places."""
+    from wwt.redact import redact_unscreened
+
+    texts = _message_texts(monkeypatch)
+    samples = ([t for _, t in TOKENS] + [layout(i, t) for i, (_, t) in enumerate(TOKENS)] + [t for _, t, _ in CONTEXT]
+               + [t for _, t, _ in SECRETS] + ORDINARY + SCREEN_EDGES)
+    rng = random.Random(15)
+    spliced = []
+    for sample in samples:
+        for _ in range(4):
+            text = rng.choice(texts)
+            at = rng.randrange(len(text) + 1)
+            spliced.append(text[:at] + rng.choice(["", " ", "\n"]) + sample + rng.choice(["", " ", "\n"]) + text[at:])
+    redacted = 0
+    for text in texts + samples + spliced:
+        want = redact_unscreened(text)
+        assert redact(text) == want, ascii(text[:200])
+        redacted += want[1] > 0
+    assert redacted > len(samples) * 3  # the comparison covers redacted texts, not only untouched ones
+
+
+def test_most_real_messages_are_screened_out_before_any_rule_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wwt.redact import _cues
+
+    texts = _message_texts(monkeypatch)
+    quiet = [t for t in texts if _cues(t) is None]
+    assert len(quiet) > len(texts) / 2
+    assert all(redact(t) == (t, 0) for t in quiet)
+
+
+def test_words_of_20_characters_are_those_str_split_gives_whatever_the_whitespace() -> None:
+    from wwt.redact import _long_words
+
+    spaces = [c for c in map(chr, range(0x3001)) if c.isspace()] + ["\u200b", "\ufeff", "\u180e"]  # last: not space
+    for space in spaces:
+        for text in (f"{'a' * 20}{space}{'b' * 19}{space}{'c' * 21}", f"{space}{'d' * 25}", f"{'e' * 20}{space}",
+                     f"{space * 2}{'f' * 30}{space}x{space}{'g' * 20}"):
+            assert _long_words(text) == [w for w in text.split() if len(w) >= 20], ascii(text)

@@ -321,9 +321,42 @@ _RULES_BY_TRIGGER: dict[str, tuple[int, ...]] = {
     for t in _ALL_TRIGGERS
 }
 _AWS_SECRET_RULE = next(i for i, rule in enumerate(RULES) if rule.kind == "aws_secret_key")  # runs on _AWS_CONTEXT
-# (trigger, rule) for the rules whose triggers count anywhere in the text: one flat scan, no generator per rule.
-_ANYWHERE_PAIRS = tuple((t, i) for i, rule in enumerate(RULES) if rule.anywhere and i != _AWS_SECRET_RULE
-                        for t in rule.triggers)
+# The rules whose triggers count anywhere in the text, by trigger (the AWS context's cues run no rule of theirs).
+_RULES_BY_CUE: dict[str, tuple[int, ...]] = {}
+for _i, _rule in enumerate(RULES):
+    if _rule.anywhere and _i != _AWS_SECRET_RULE:
+        for _t in _rule.triggers:
+            _RULES_BY_CUE[_t] = (*_RULES_BY_CUE.get(_t, ()), _i)
+_AWS_CUES = ("ecret", "ECRET", "AKIA", "ASIA")  # one is in every text the AWS context is looked for in
+_CUE_TRIGGERS = (*_RULES_BY_CUE, *_AWS_CUES)
+# Screening: the exact triggers are looked for only behind an anchor found in the lower-case text (fewer scans
+# of every text). An anchor is there whenever one of its triggers could change anything: it is the trigger
+# lower-cased, or a part of every match of the trigger's rule (`-p`/`-a`: each client-password match holds
+# `-p`, `-P`, `-a` or `-pass…`; `auth`: both `Authorization` and docker's `"auth"` hold it). Triggers
+# without an anchor here are looked for directly.
+_DB_TRIGGERS = RULES[next(i for i, r in enumerate(RULES) if "mysql" in r.triggers)].triggers
+_ANCHORS: dict[str, tuple[str, ...]] = {
+    "auth": ('"auth"', "uthorization", "UTHORIZATION"),
+    "-p": _DB_TRIGGERS,
+    "-a": _DB_TRIGGERS,
+    "ecret": ("ecret", "ECRET"),
+    "akia": ("AKIA",),
+    "asia": ("ASIA",),
+}
+_DIRECT_CUES = tuple(t for t in _CUE_TRIGGERS if not any(t in ts for ts in _ANCHORS.values()))
+# Words of 20+ characters (what `str.split` gives: it splits where `\s` matches). Each is found after the
+# whitespace before it, which the regex engine scans for quickly, so shorter words cost no match attempt.
+_LONG_FIRST = re.compile(rf"\S{{{_MIN_TOKEN},}}")
+_LONG_AFTER_SPACE = re.compile(rf"\s(\S{{{_MIN_TOKEN},}})")
+
+
+def _long_words(text: str) -> list[str]:
+    """``[w for w in text.split() if len(w) >= 20]``, found by the regex engine."""
+    words = _LONG_AFTER_SPACE.findall(text)
+    first = _LONG_FIRST.match(text)
+    if first is not None:
+        words.insert(0, first.group())
+    return words
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -481,12 +514,13 @@ _ESCAPE = re.compile(r"\\[nrt\"]")  # `\n` inside a JSON string ends an unquoted
 _COMPARE = frozenset({"==", "===", "!=", "!=="})
 
 
-def _keyword_spans(text: str, lower: str) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of each secret value written after a secret-sounding name."""
+def _keyword_spans(text: str, lower: str, keywords: list[str]) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of each secret value written after a secret-sounding name; ``keywords``: those of
+    ``_KEYWORDS`` that occur in ``lower``."""
     spans: list[tuple[int, int, str]] = []
     done = 0  # names already looked at end before this offset
     size = len(text)
-    hits = sorted({i for kw in _KEYWORDS if kw in lower for i in _find_all(lower, kw)})
+    hits = sorted({i for kw in keywords for i in _find_all(lower, kw)})
     for hit in hits:
         if hit < done:
             continue
@@ -581,13 +615,47 @@ def redact(text: str) -> tuple[str, int]:
     """Replace secrets in ``text``; returns the new text and how many were replaced."""
     if not text:
         return text, 0
-    counter = [0]
-    aws_context = ("ecret" in text or "ECRET" in text or "AKIA" in text or "ASIA" in text) and bool(
-        _AWS_CONTEXT.search(text))  # looked for before the key id itself is replaced
+    cues = _cues(text)
+    if cues is None:
+        return text, 0
+    return _redact_cued(text, *cues)
+
+
+def _cues(text: str) -> tuple[frozenset[str], list[str], str, list[str]] | None:
+    """What the rules look for, each found by a C-level substring scan: the anywhere triggers present that could
+    change anything, the words of 20+ characters, the keyword scan's lower-case text and the keywords in it.
+    None when there is none of them: no rule could change the text (most messages)."""
+    lower = _lower(text)
+    keywords = [kw for kw in _KEYWORDS if kw in lower]
+    found = [t for t in _DIRECT_CUES if t in text]
+    for anchor, triggers in _ANCHORS.items():
+        if anchor in lower:
+            found += [t for t in triggers if t in text]
+    long_words = _long_words(text)
+    if not found and not long_words and not keywords:
+        return None
+    return frozenset(found), long_words, lower, keywords
+
+
+def redact_unscreened(text: str) -> tuple[str, int]:
+    """``redact`` without the screening by ``_cues``: every check made in full (what the screening must never
+    change; the tests compare the two)."""
+    if not text:
+        return text, 0
     long_words = [w for w in text.split() if len(w) >= _MIN_TOKEN]
+    lower = _lower(text)
+    return _redact_cued(text, frozenset(t for t in _CUE_TRIGGERS if t in text), long_words, lower,
+                        [kw for kw in _KEYWORDS if kw in lower])
+
+
+def _redact_cued(text: str, found: frozenset[str], long_words: list[str], lower: str,
+                 keywords: list[str]) -> tuple[str, int]:
+    counter = [0]
+    aws_context = not found.isdisjoint(_AWS_CUES) and bool(
+        _AWS_CONTEXT.search(text))  # looked for before the key id itself is replaced
     present = set(_TRIGGER_RE.findall(" ".join(long_words))) if long_words else set()
     todo = {i for t in present for i in _RULES_BY_TRIGGER[t]}
-    todo.update([i for t, i in _ANYWHERE_PAIRS if t in text])
+    todo.update([i for t in found for i in _RULES_BY_CUE.get(t, ())])
     if aws_context:  # the secret key's name is what _AWS_CONTEXT looks for
         todo.add(_AWS_SECRET_RULE)
     for i in sorted(todo):
@@ -598,7 +666,10 @@ def redact(text: str) -> tuple[str, int]:
         if spans:
             counter[0] += len(spans)
             text = _apply(text, spans)
-    spans = _keyword_spans(text, _lower(text))
+    if counter[0]:  # replaced: `[REDACTED:github_token]` holds keywords of its own
+        lower = _lower(text)
+        keywords = list(filter(lower.__contains__, _KEYWORDS))
+    spans = _keyword_spans(text, lower, keywords) if keywords else []
     if spans:
         counter[0] += len(spans)
         text = _apply(text, spans)
