@@ -582,8 +582,13 @@ def bound_text(text: str, head: int = TOOL_RESULT_HEAD, tail: int = TOOL_RESULT_
 _NAME_RE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 _NAME_SHAPE_RE = re.compile(r"_|[a-z][A-Z]|[A-Za-z](?:\.|::)[A-Za-z]")
 NAMES_CHARS = 1500  # ≈ 80 names: the whole middle of a 6 kB file read (measured on a real one: 1,124 chars)
-_NAMES_CHUNK = 8192  # characters of a cut middle scanned for names at a time
-_SPACE_RE = re.compile(r"\s")
+# Where a name-shaped word has its mark (what _NAME_SHAPE_RE finds in it), written to start with one character
+# class so the regex engine skips quickly to the candidates; and the characters a _NAME_RE word is made of.
+_NAME_MARK_RE = re.compile(
+    r"[_A-Z.:](?:(?<=_)|(?<=[a-z][A-Z])|(?<=[A-Za-z]\.)(?=[A-Za-z])|(?<=[A-Za-z]:)(?=:[A-Za-z]))")
+_RUN_RE = re.compile(r"[\w$.:]*")
+_RUN_ASCII = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$.:")
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$")
 
 
 def _is_word(char: str) -> bool:
@@ -599,41 +604,47 @@ def names_note(text: str, start: int, end: int, limit_chars: int = NAMES_CHARS) 
 def code_names(text: str, start: int = 0, end: int | None = None, limit_chars: int = NAMES_CHARS) -> str:
     """Distinct identifier-shaped words of ``text[start:end]`` in order of first appearance, space-joined, at
     most ``limit_chars`` long. A word cut by ``start`` or ``end`` is not a name and is left out."""
-    end = len(text) if end is None else end
-    first = _NAME_RE.search(text, start, end)
-    if first is None:
+    end = len(text) if end is None else min(end, len(text))
+    if not 0 <= start < end:
         return ""
-    first_cut = first.start() == start > 0 and _is_word(text[start - 1])
+    cut_first = 0 < start and _is_word(text[start - 1]) and text[start] in _NAME_START
+    cut_last = end < len(text) and _is_word(text[end])
     visited: set[str] = set()
     seen: set[str] = set()
     out: list[str] = []
     size = 0
-    # The words are found by the C regex engine a chunk at a time (cut at whitespace, which no word holds), and
-    # only the name-shaped ones reach Python (a word whose stripped form has the shape has it too): a cut
-    # middle can be megabytes of mostly plain words, and the names found in its first chunks often fill the
-    # limit already.
-    at = start
-    while at < end:
-        space = _SPACE_RE.search(text, min(at + _NAMES_CHUNK, end), end)
-        stop = space.start() if space else end
-        words = _NAME_RE.findall(text, at, stop)
-        if at == start and first_cut:
+    # Only the runs of name characters that hold a mark of a name (`_`, an inner capital, `.`/`::` between
+    # letters) are split into words: the regex engine skips to such a mark, the run around it is read, and the
+    # rest of a cut middle — often megabytes of plain words — never reaches Python.
+    pos = start
+    while True:
+        mark = _NAME_MARK_RE.search(text, pos, end)
+        if mark is None:
+            break
+        at = mark.start()
+        run_start = at
+        while run_start > pos and (text[run_start - 1] in _RUN_ASCII or text[run_start - 1].isalnum()):
+            run_start -= 1
+        run_end = _RUN_RE.match(text, at, end).end()  # type: ignore[union-attr]  # `*`: always matches
+        pos = run_end if run_end > at else at + 1
+        words = _NAME_RE.findall(text, run_start, run_end)
+        if cut_first and run_start == start:
             words = words[1:]
-        if stop == end and words and end < len(text) and _is_word(text[end]) and text.endswith(words[-1], start, end):
+        if cut_last and run_end == end and words and text.endswith(words[-1], start, end):
             words = words[:-1]  # the last word runs on past ``end``
-        for word in filter(_NAME_SHAPE_RE.search, dict.fromkeys(words)):
+        for word in words:
             if word in visited:
                 continue
             visited.add(word)
             name = word.strip("._$")
-            if not 4 <= len(name) <= 64 or name in seen or not _NAME_SHAPE_RE.search(name):
+            if not _NAME_SHAPE_RE.search(word) or not 4 <= len(name) <= 64 or name in seen \
+                    or not _NAME_SHAPE_RE.search(name):
                 continue
             if size + len(name) + 1 > limit_chars:
                 return " ".join(out)
             seen.add(name)
             out.append(name)
             size += len(name) + 1
-        at = stop
     return " ".join(out)
 
 
