@@ -172,10 +172,10 @@ def read_records(platform: str, path: Path) -> int:
     if platform in JSONL:
         return sum(1 for _ in iter_jsonl(path, report))
     if platform == "aider":
-        from wwt.parsers.aider import _lines
+        from wwt.parsers.aider import _blocks
 
         with open(path, "rb") as fh:
-            return sum(1 for _ in _lines(fh, report))
+            return sum(len(block) for block in _blocks(fh, report))
     if platform == "cline":
         from wwt.parsers.common import iter_json_list
 

@@ -125,10 +125,7 @@ def test_the_history_read_a_block_at_a_time_gives_the_lines_read_one_at_a_time(t
         path.write_bytes(data)
         report = ParseReport(path=str(path))
         with open(path, "rb") as fh:
-            got = []
-            for line in aider._lines(fh, report):
-                got.append(line)
-                report.lines += 1  # what parse_history counts as each line arrives (notes name the line)
+            got = [line for block in aider._blocks(fh, report) for line in block]
         want, notes = _lines_one_at_a_time(data)
         assert got == want
         assert report.notes == notes and report.bad_lines == len(notes)
@@ -144,3 +141,40 @@ def test_a_run_header_time_is_read_as_strptime_reads_it():
         except (ValueError, OverflowError, OSError):
             want = None
         assert local_to_utc(stamp) == want, stamp
+
+
+def test_a_history_parses_the_same_whatever_the_block_edges(tmp_path, monkeypatch):
+    """Long tool outputs and answers are taken a run of lines at a time: where the reader's blocks end (inside a
+    quote, an answer, a prompt, between a header and its run) must not change a message. The lines are the
+    shapes Aider's ``io.py`` writes (headers, ``#### `` prompts ending in two spaces, ``> `` outputs with one
+    two-space ending, answers with quotes and ``####`` headings of their own), mixed at random."""
+    import dataclasses
+    import random
+
+    import wwt.parsers.aider as aider
+    from wwt.models import ParseReport
+
+    shapes = ["# aider chat started at 2026-03-14 09:05:11", "# aider chat started at 2026-03-14 09:05:11  ",
+              "# aider chat is not a header", "#### fix the parser  ", "#### no two spaces", "####", "#### /add a.py  ",
+              "#### /clear  ", "> Applied edit to a.py  ", "> Running pytest -q", "> ", ">", ">not a quote",
+              "> 3 passed  ", "Here is the change:", "", "   ", "  ", "a line ending in two  ", "```python",
+              "x = 1", "```", "# a heading in the answer", "> a quote in the answer", "\t", "crlf line\r", "> q\r",
+              "#### typed with crlf  \r"]
+    rng = random.Random(15)
+
+    def parsed(path):
+        report = ParseReport(path=str(path))
+        sessions = list(aider.AiderParser().parse(path, report))
+        return [dataclasses.asdict(s) for s in sessions], dataclasses.asdict(report)
+
+    for case in range(400):
+        lines = [rng.choice(shapes) for _ in range(rng.randrange(1, 80))]
+        if rng.random() < 0.8:
+            lines.insert(0, shapes[0])
+        path = tmp_path / f"{case}" / ".aider.chat.history.md"
+        path.parent.mkdir()
+        path.write_text("\n".join(lines) + rng.choice(["", "\n"]), encoding="utf-8", newline="")
+        whole = parsed(path)
+        monkeypatch.setattr(aider, "_BLOCK", rng.choice([8, 17, 64]))
+        assert parsed(path) == whole, lines
+        monkeypatch.undo()

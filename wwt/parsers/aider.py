@@ -55,16 +55,18 @@ class AiderParser:
         if fh is None:
             return
         with fh:
-            yield from parse_history(_lines(fh, report), path, report)
+            yield from parse_history(_blocks(fh, report), path, report)
 
 
 _BLOCK = 1 << 18  # bytes read at a time; memory is a block plus the longest line, whatever the file size
 
 
-def _lines(fh: Any, report: ParseReport) -> Iterator[str]:
-    """The file's lines (split at ``\n``, line ends dropped), read a block at a time and decoded a block at a
-    time; a block with invalid UTF-8 is decoded line by line (bad bytes replaced, each such line counted)."""
+def _blocks(fh: Any, report: ParseReport) -> Iterator[list[str]]:
+    """The file's lines (split at ``\n``, line ends dropped), a block of whole lines at a time: read and decoded
+    a block at a time; a block with invalid UTF-8 is decoded line by line (bad bytes replaced, each such line
+    counted and named by its number)."""
     pending: list[bytes] = []  # a line longer than a block, gathered until its end comes
+    number = 0  # lines handed out before this block
     while block := fh.read(_BLOCK):
         cut = block.rfind(b"\n") + 1
         if not cut:
@@ -72,40 +74,33 @@ def _lines(fh: Any, report: ParseReport) -> Iterator[str]:
             continue
         whole = b"".join([*pending, block[:cut]]) if pending else block[:cut]
         pending = [block[cut:]] if cut < len(block) else []
-        yield from _block_lines(whole, report)
+        lines = _block_lines(whole, report, number)
+        number += len(lines)
+        yield lines
     if pending:
-        yield from _block_lines(b"".join(pending), report)
+        yield _block_lines(b"".join(pending), report, number)
 
 
-def _block_lines(data: bytes, report: ParseReport) -> Iterator[str]:
-    raws = data.split(b"\n")
-    tail = raws.pop()  # b"" when the block ends a line; else the file's last line, which has no line end
+def _block_lines(data: bytes, report: ParseReport, number: int) -> list[str]:
+    report.end_offset += len(data)
     try:
-        texts: list[str] | None = data.decode("utf-8").split("\n")
+        texts = data.decode("utf-8").split("\n")
     except UnicodeDecodeError:
-        texts = None
-    if texts is not None:
-        for raw, line in zip(raws, texts, strict=False):  # texts also holds the tail
-            report.end_offset += len(raw) + 1
-            yield line.rstrip("\r")
-        if tail:
-            report.end_offset += len(tail)
-            yield texts[-1].rstrip("\r")
-        return
-    for raw in raws:
-        report.end_offset += len(raw) + 1
-        yield _decoded(raw, report)
-    if tail:
-        report.end_offset += len(tail)
-        yield _decoded(tail, report)
+        raws = data.split(b"\n")
+        if not raws[-1]:
+            raws.pop()
+        return [_decoded(raw, report, number + i) for i, raw in enumerate(raws, 1)]
+    if not texts[-1]:
+        texts.pop()  # the block ends a line (else its last line is the file's last, which has no line end)
+    return [line.rstrip("\r") for line in texts] if b"\r" in data else texts
 
 
-def _decoded(raw: bytes, report: ParseReport) -> str:
+def _decoded(raw: bytes, report: ParseReport, number: int) -> str:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError:
         report.bad_lines += 1
-        report.note(f"invalid UTF-8 in line {report.lines + 1} (bad bytes replaced)")
+        report.note(f"invalid UTF-8 in line {number} (bad bytes replaced)")
         line = raw.decode("utf-8", errors="replace")
     return line.rstrip("\r")
 
@@ -138,8 +133,9 @@ def _is_user_line(line: str) -> bool:
     return line.startswith("#### ") and line.endswith("  ") or line == "####"
 
 
-def parse_history(lines: Iterable[str], path: Path, report: ParseReport) -> Iterator[Session]:
-    """Split the file into runs and each run into user / assistant / tool blocks."""
+def parse_history(blocks: Iterable[list[str]], path: Path, report: ParseReport) -> Iterator[Session]:
+    """Split the file into runs and each run into user / assistant / tool blocks. ``blocks``: the file's lines,
+    a list at a time (most lines of a long tool output or answer are taken a run of lines at a time)."""
     folder = str(path.resolve().parent) if path.is_absolute() or path.exists() else str(path.parent)
     root = folder  # Aider writes the file at the repository's root: that folder is the project
     path_hash = hashlib.sha1(os.path.realpath(path).encode("utf-8", "replace")).hexdigest()[:8]
@@ -147,37 +143,48 @@ def parse_history(lines: Iterable[str], path: Path, report: ParseReport) -> Iter
     seen_ids: dict[str, int] = {}
     session: Session | None = None
     state = _Run()
-    for line in lines:
-        report.lines += 1
-        header = _HEADER_RE.match(line) if line.startswith("# aider chat") else None
-        if header:
-            if session is not None:
-                state.flush(session, report)
-                if session.messages:
-                    yield session
-            stamp = header.group(1)
-            base = f"aider-{stamp.replace('-', '').replace(':', '').replace(' ', 'T')}-{path_hash}"
-            seen_ids[base] = seen_ids.get(base, 0) + 1
-            sid = base if seen_ids[base] == 1 else f"{base}-{seen_ids[base]}"
-            when = local_to_utc(stamp)
-            session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), project=project,
-                              project_path=root, cwd=folder, started_at=when, ended_at=when)
-            state = _Run(timestamp=when)
-            continue
-        if session is None:
-            if line.strip():
-                report.unknown_records += 1  # text before the first run header
-            continue
-        if state.open_quote:  # inside a multi-line tool output (most lines of a long one): what feed does first
-            state.last_blank = not line or line.isspace()
-            state.lines.append(line)
-            state.open_quote = not line.endswith("  ")
-            continue
-        state.feed(line, session, report)
+    for lines in blocks:
+        report.lines += len(lines)
+        i, size = 0, len(lines)
+        while i < size:
+            line = lines[i]
+            header = _HEADER_RE.match(line) if line.startswith("# aider chat") else None
+            if header:
+                i += 1
+                if session is not None:
+                    state.flush(session, report)
+                    if session.messages:
+                        yield session
+                stamp = header.group(1)
+                base = f"aider-{stamp.replace('-', '').replace(':', '').replace(' ', 'T')}-{path_hash}"
+                seen_ids[base] = seen_ids.get(base, 0) + 1
+                sid = base if seen_ids[base] == 1 else f"{base}-{seen_ids[base]}"
+                when = local_to_utc(stamp)
+                session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), project=project,
+                                  project_path=root, cwd=folder, started_at=when, ended_at=when)
+                state = _Run(timestamp=when)
+                continue
+            if session is None:
+                i += 1
+                if line.strip():
+                    report.unknown_records += 1  # text before the first run header
+                continue
+            start = i
+            if state.open_quote:  # inside a multi-line tool output: its lines up to one ending in two spaces
+                i = state.take_quote(lines, i)
+            elif state.kind == "assistant":  # an answer: its lines up to one that may start something else
+                i = state.take_answer(lines, i)
+            if i == start:  # nothing taken: the line may start a block
+                state.feed(line, session, report)
+                i += 1
     if session is not None:
         state.flush(session, report)
         if session.messages:
             yield session
+
+
+def _is_header(line: str) -> bool:
+    return line.startswith("# aider chat") and _HEADER_RE.match(line) is not None
 
 
 class _Run:
@@ -191,6 +198,40 @@ class _Run:
         self.prompted = False  # a user prompt was seen in this run (blockquotes before it are the banner)
         self.count = 0
         self.last_blank = True
+
+    def take_quote(self, lines: list[str], i: int) -> int:
+        """Inside a multi-line tool output: take ``lines[i:]`` up to and with the first that ends in two spaces
+        (or up to a run header); returns where the rest starts."""
+        start, size = i, len(lines)
+        while i < size:
+            line = lines[i]
+            if line[:1] == "#" and _is_header(line):
+                break
+            i += 1
+            if line.endswith("  "):
+                self.open_quote = False
+                break
+        if i > start:
+            self.lines.extend(lines[start:i])
+            last = lines[i - 1]
+            self.last_blank = not last or last.isspace()
+        return i
+
+    def take_answer(self, lines: list[str], i: int) -> int:
+        """Inside an answer: take ``lines[i:]`` up to the first that may start a prompt, a tool output or a run
+        (a line starting with ``#``, or a quote after a blank line); returns where the rest starts."""
+        start, size, blank = i, len(lines), self.last_blank
+        while i < size:
+            line = lines[i]
+            first = line[:1]
+            if first == "#" or first == ">" and blank and (line == ">" or line.startswith("> ")):
+                break
+            blank = not line or line.isspace()
+            i += 1
+        if i > start:
+            self.lines.extend(lines[start:i])
+            self.last_blank = blank
+        return i
 
     def feed(self, line: str, session: Session, report: ParseReport) -> None:
         blank = not line or line.isspace()  # what ``not line.strip()`` says, without a copy per line
