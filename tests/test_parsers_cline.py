@@ -118,3 +118,28 @@ def test_a_list_cut_short_keeps_the_entries_before_the_cut(tmp_path):
     assert whole.messages[-1].text.startswith("plansCache now keys entries")
     assert [m.text for m in session.messages] == [m.text for m in whole.messages[:-1]]
     assert report.bad_lines == 1 and report.notes == ["JSON list cut short inside an entry"]
+
+
+def test_the_read_window_holds_about_a_mebibyte_even_when_every_character_takes_four_bytes(tmp_path, monkeypatch):
+    """Python keeps a text holding one emoji at 4 bytes per character: a window of N characters costs 4N bytes.
+    Over a task log of short entries full of emoji and CJK (what real tasks hold), the window's text must stay
+    near 1 MiB in memory — not 4 MiB per read — so reading a 100 MB task stays flat and small."""
+    from wwt.parsers import common
+
+    entry = {"ts": 1767950000000, "type": "say", "say": "text", "text": "빌드 통과 🎉 テスト済み ✅ " * 8}
+    path = tmp_path / "ui_messages.json"
+    path.write_text("[" + ",".join(json.dumps(dict(entry, ts=entry["ts"] + i), ensure_ascii=False)
+                                   for i in range(30_000)) + "]", encoding="utf-8")
+    longest = max(len(json.dumps(dict(entry, ts=entry["ts"] + i), ensure_ascii=False)) for i in (0, 29_999))
+    widest = []
+    fill = common._Window.fill
+
+    def measured_fill(self):
+        more = fill(self)
+        widest.append(len(self.buf))
+        return more
+
+    monkeypatch.setattr(common._Window, "fill", measured_fill)
+    report = ParseReport(path=str(path))
+    assert sum(1 for _ in iter_json_list(path, report)) == 30_000 and report.bad_lines == 0
+    assert max(widest) * 4 <= (1 << 20) + 4 * longest

@@ -271,7 +271,8 @@ def load_json_file(path: Path, report: ParseReport, max_bytes: int = 256 * 1024 
         return None
 
 
-JSON_LIST_CHUNK = 1 << 20  # bytes read per refill of the window over a JSON list
+JSON_LIST_CHUNK = 1 << 18  # bytes read per refill of the window over a JSON list: its text stays near 1 MiB in
+# memory even when an emoji makes Python keep every character in 4 bytes (a 1 MiB read held 4 MiB, twice over)
 MAX_ENTRY_CHARS = 64 << 20  # one list entry may not hold the window open beyond this
 _WS = re.compile(r"[ \t\n\r]*")
 _DELIMITER = re.compile(r"[,\]]")
