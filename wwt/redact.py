@@ -653,7 +653,9 @@ def _redact_cued(text: str, found: frozenset[str], long_words: list[str], lower:
     counter = [0]
     aws_context = not found.isdisjoint(_AWS_CUES) and bool(
         _AWS_CONTEXT.search(text))  # looked for before the key id itself is replaced
-    present = set(_TRIGGER_RE.findall(" ".join(long_words))) if long_words else set()
+    # Each distinct word once (a tool output lists the same paths and URLs many times; no trigger holds a space,
+    # so the words are scanned independently).
+    present = set(_TRIGGER_RE.findall(" ".join(dict.fromkeys(long_words)))) if long_words else set()
     todo = {i for t in present for i in _RULES_BY_TRIGGER[t]}
     todo.update([i for t in found for i in _RULES_BY_CUE.get(t, ())])
     if aws_context:  # the secret key's name is what _AWS_CONTEXT looks for
