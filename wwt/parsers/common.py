@@ -472,14 +472,11 @@ def iso_timestamp(value: Any) -> str | None:
         value = int(value)  # a whole number read as a float (OpenCode's message times): the same instant
     if type(value) is int and value > 0:  # epoch s or ms (Cline, OpenCode, Cursor): no datetime, same string
         seconds, millis = divmod(value, 1000) if value > _EPOCH_MS_THRESHOLD else (value, 0)
-        try:
-            t = time.gmtime(seconds)
-        except (OverflowError, OSError, ValueError):
-            return None
-        if not _MIN_YEAR <= t.tm_year <= _MAX_YEAR:
-            return None
-        base = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
-        return f"{base}.{millis:03d}Z" if millis else base + "Z"
+        day, second = divmod(seconds, 86400)
+        if not _FIRST_DAY <= day < _END_DAY:
+            return None  # before 1990 or after 2200
+        date = _DAY_TEXT.get(day) or _day_text(day)
+        return date + _CLOCK[second // 60] + _SECOND[second % 60] + (_MILLIS[millis] if millis else "Z")
     dt: datetime | None = None
     try:
         if isinstance(value, (int, float)):
@@ -510,6 +507,24 @@ def iso_timestamp(value: Any) -> str | None:
     if dt.microsecond:
         base += f".{dt.microsecond // 1000:03d}"
     return base + "Z"
+
+
+# Epoch numbers are formatted from tables (a record's time is read on every record): the day's date, cached, and
+# the time of day's parts. Days 7305 and 84371 since 1970 are 1990-01-01 and 2201-01-01.
+_FIRST_DAY, _END_DAY = 7305, 84371
+_DAY_TEXT: dict[int, str] = {}
+_CLOCK = tuple(f"T{h:02d}:{m:02d}:" for h in range(24) for m in range(60))
+_SECOND = tuple(f"{s:02d}" for s in range(60))
+_MILLIS = ("Z", *(f".{m:03d}Z" for m in range(1, 1000)))
+
+
+def _day_text(day: int) -> str:
+    """``YYYY-MM-DD`` of a day number since 1970 (remembered; forgotten wholesale past 4,096 days)."""
+    if len(_DAY_TEXT) >= 4096:
+        _DAY_TEXT.clear()
+    t = time.gmtime(day * 86400)
+    text = _DAY_TEXT[day] = f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+    return text
 
 
 def _days_in_month(year: int, month: int) -> int:
