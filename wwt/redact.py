@@ -344,6 +344,11 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "asia": ("ASIA",),
 }
 _DIRECT_CUES = tuple(t for t in _CUE_TRIGGERS if not any(t in ts for ts in _ANCHORS.values()))
+# The same as (name, needle) pairs, for a text read as text and one read as its ASCII view (``_view``).
+_DIRECT_TEXT = tuple((t, t) for t in _DIRECT_CUES)
+_DIRECT_BYTES = tuple((t, t.encode()) for t in _DIRECT_CUES)
+_ANCHOR_TEXT = tuple((a, tuple((t, t) for t in ts)) for a, ts in _ANCHORS.items())
+_ANCHOR_BYTES = tuple((a.encode(), tuple((t, t.encode()) for t in ts)) for a, ts in _ANCHORS.items())
 # Words of 20+ characters (what `str.split` gives: it splits where `\s` matches). Each is found after the
 # whitespace before it, which the regex engine scans for quickly, so shorter words cost no match attempt.
 _LONG_FIRST = re.compile(rf"\S{{{_MIN_TOKEN},}}")
@@ -401,6 +406,8 @@ def _aws_secret_word(value: str) -> bool:
 # and not a placeholder, a variable, a path or a code expression.
 
 _KEYWORDS = ("pass", "pwd", "secret", "token", "key", "cred", "contrase")
+_KEYWORD_TEXT = tuple((kw, kw) for kw in _KEYWORDS)
+_KEYWORD_BYTES = tuple((kw, kw.encode()) for kw in _KEYWORDS)
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
@@ -514,13 +521,14 @@ _ESCAPE = re.compile(r"\\[nrt\"]")  # `\n` inside a JSON string ends an unquoted
 _COMPARE = frozenset({"==", "===", "!=", "!=="})
 
 
-def _keyword_spans(text: str, lower: str, keywords: list[str]) -> list[tuple[int, int, str]]:
+def _keyword_spans(text: str, lower: str | bytes, keywords: list[str]) -> list[tuple[int, int, str]]:
     """(start, end, kind) of each secret value written after a secret-sounding name; ``keywords``: those of
-    ``_KEYWORDS`` that occur in ``lower``."""
+    ``_KEYWORDS`` that occur in ``lower`` (the lower-case text, or its ASCII view: see ``_view``)."""
     spans: list[tuple[int, int, str]] = []
     done = 0  # names already looked at end before this offset
     size = len(text)
-    hits = sorted({i for kw in keywords for i in _find_all(lower, kw)})
+    as_bytes = isinstance(lower, bytes)
+    hits = sorted({i for kw in keywords for i in _find_all(lower, kw.encode() if as_bytes else kw)})
     for hit in hits:
         if hit < done:
             continue
@@ -582,7 +590,7 @@ def _keyword_spans(text: str, lower: str, keywords: list[str]) -> list[tuple[int
     return spans
 
 
-def _find_all(haystack: str, needle: str) -> list[int]:
+def _find_all(haystack: str | bytes, needle: str | bytes) -> list[int]:
     out, i = [], haystack.find(needle)
     while i >= 0:
         out.append(i)
@@ -621,16 +629,31 @@ def redact(text: str) -> tuple[str, int]:
     return _redact_cued(text, *cues)
 
 
-def _cues(text: str) -> tuple[frozenset[str], list[str], str, list[str]] | None:
+def _view(text: str) -> tuple[str | bytes, str | bytes]:
+    """The text as the cue scans read it, and its lower case. Every trigger, anchor and keyword is ASCII, so a
+    text holding other characters is read as its ASCII view — one byte per character (offsets are shared), each
+    other character a ``?`` (in no trigger) — which Python lowers and scans without its Unicode tables (most
+    tool outputs hold one: the `…` of a cut middle, CJK, emoji). The Kelvin sign lowers to an ASCII ``k``: a
+    text holding it is read as text."""
+    if text.isascii():
+        return text, text.lower()
+    if "\u212a" in text:
+        return text, _lower(text)
+    view = text.encode("ascii", "replace")
+    return view, view.lower()
+
+
+def _cues(text: str) -> tuple[frozenset[str], list[str], str | bytes, list[str]] | None:
     """What the rules look for, each found by a C-level substring scan: the anywhere triggers present that could
-    change anything, the words of 20+ characters, the keyword scan's lower-case text and the keywords in it.
-    None when there is none of them: no rule could change the text (most messages)."""
-    lower = _lower(text)
-    keywords = [kw for kw in _KEYWORDS if kw in lower]
-    found = [t for t in _DIRECT_CUES if t in text]
-    for anchor, triggers in _ANCHORS.items():
+    change anything, the words of 20+ characters, the lower-case view and the keywords in it. None when there
+    is none of them: no rule could change the text (most messages)."""
+    view, lower = _view(text)
+    as_bytes = isinstance(view, bytes)
+    keywords = [kw for kw, needle in (_KEYWORD_BYTES if as_bytes else _KEYWORD_TEXT) if needle in lower]
+    found = [t for t, needle in (_DIRECT_BYTES if as_bytes else _DIRECT_TEXT) if needle in view]
+    for anchor, triggers in (_ANCHOR_BYTES if as_bytes else _ANCHOR_TEXT):
         if anchor in lower:
-            found += [t for t in triggers if t in text]
+            found += [t for t, needle in triggers if needle in view]
     long_words = _long_words(text)
     if not found and not long_words and not keywords:
         return None
@@ -648,7 +671,7 @@ def redact_unscreened(text: str) -> tuple[str, int]:
                         [kw for kw in _KEYWORDS if kw in lower])
 
 
-def _redact_cued(text: str, found: frozenset[str], long_words: list[str], lower: str,
+def _redact_cued(text: str, found: frozenset[str], long_words: list[str], lower: str | bytes,
                  keywords: list[str]) -> tuple[str, int]:
     counter = [0]
     aws_context = not found.isdisjoint(_AWS_CUES) and bool(
@@ -669,8 +692,9 @@ def _redact_cued(text: str, found: frozenset[str], long_words: list[str], lower:
             counter[0] += len(spans)
             text = _apply(text, spans)
     if counter[0]:  # replaced: `[REDACTED:github_token]` holds keywords of its own
-        lower = _lower(text)
-        keywords = list(filter(lower.__contains__, _KEYWORDS))
+        _, lower = _view(text)
+        keywords = [kw for kw, needle in (_KEYWORD_BYTES if isinstance(lower, bytes) else _KEYWORD_TEXT)
+                    if needle in lower]
     spans = _keyword_spans(text, lower, keywords) if keywords else []
     if spans:
         counter[0] += len(spans)
