@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from wwt import paths
+from wwt.engine import ipc
 from wwt.hook import TOUCH_FILE, WORKER_LOCK
 
 LOG_MAX_BYTES = 1_000_000
@@ -33,11 +34,13 @@ BACKFILL_RETRY_S = 60.0  # after a failed back-fill slice (e.g. the model cannot
 _BACKFILL_FAILED_UNTIL = [0.0]
 
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
+def debounce_pause(quiet: float, waited: float, debounce_s: float, max_wait_s: float) -> float:
+    """How long to wait for a quiet moment before ingesting (0: ingest now). A hook ran ``quiet`` seconds ago
+    (negative: a future mtime, a clock change — never wait on it); we have waited ``waited`` already and
+    never wait longer than ``max_wait_s`` in all, whatever ``debounce_s`` says."""
+    if not 0 <= quiet < debounce_s or waited >= max_wait_s:
+        return 0.0
+    return min(debounce_s - quiet, max_wait_s - waited) + 0.05
 
 
 def setup_logging() -> logging.Logger:
@@ -237,9 +240,9 @@ def retry_parked() -> int:
 
 def run(debounce_s: float | None = None, idle_exit_s: float | None = None, max_wait_s: float | None = None) -> int:
     """The worker loop. Returns 0 (also when another worker already runs: it will do the work)."""
-    debounce_s = _env_float("WWT_WORKER_DEBOUNCE_S", 2.0) if debounce_s is None else debounce_s
-    max_wait_s = _env_float("WWT_WORKER_MAX_WAIT_S", 10.0) if max_wait_s is None else max_wait_s
-    idle_exit_s = _env_float("WWT_WORKER_IDLE_S", 20.0) if idle_exit_s is None else idle_exit_s
+    debounce_s = ipc.env_seconds("WWT_WORKER_DEBOUNCE_S", 2.0) if debounce_s is None else debounce_s
+    max_wait_s = ipc.env_seconds("WWT_WORKER_MAX_WAIT_S", 10.0) if max_wait_s is None else max_wait_s
+    idle_exit_s = ipc.env_seconds("WWT_WORKER_IDLE_S", 20.0) if idle_exit_s is None else idle_exit_s
     data_dir = paths.data_dir()
     log = setup_logging()
     lower_priority()
@@ -263,9 +266,9 @@ def run(debounce_s: float | None = None, idle_exit_s: float | None = None, max_w
                     waited = 0.0 if waiting_since is None else time.monotonic() - waiting_since
                     # (a future mtime — clock change — must not stall us; nor may a steady stream of hooks from
                     # many sessions, which is never quiet: after max_wait_s we ingest anyway)
-                    if 0 <= quiet < debounce_s and waited < max_wait_s:
+                    if pause := debounce_pause(quiet, waited, debounce_s, max_wait_s):
                         waiting_since = waiting_since if waiting_since is not None else time.monotonic()
-                        time.sleep(min(debounce_s - quiet, debounce_s) + 0.05)
+                        time.sleep(pause)
                         continue
                     waiting_since = None
                     if drain_once(memory, store, log):

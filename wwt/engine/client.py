@@ -35,13 +35,6 @@ CONNECT_TIMEOUT_S = 2.0
 SKEW_EXIT_WAIT_S = 10.0
 
 
-def _float_env(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
 def _note(message: str) -> None:
     sys.stderr.write(f"wwt: {message}\n")
     sys.stderr.flush()
@@ -96,7 +89,7 @@ def obtain(loc: ipc.Location, start: bool, purpose: str = "cli") -> socket.socke
     if sock is not None or not start:
         return sock
     proc = None if ipc.lock_held(loc.lock_path) else spawn(loc, purpose)
-    deadline = time.monotonic() + _float_env("WWT_ENGINE_START_S", 20.0)
+    deadline = time.monotonic() + ipc.env_seconds("WWT_ENGINE_START_S", 20.0)
     delay = 0.005
     while time.monotonic() < deadline:
         time.sleep(delay)
@@ -134,7 +127,7 @@ def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False,
         return None
     request = {"op": op, "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": loc.home_path,
                **(payload or {})}
-    timeout = _float_env("WWT_ENGINE_TIMEOUT_S", 120.0) if timeout is None else timeout
+    timeout = ipc.env_seconds("WWT_ENGINE_TIMEOUT_S", 120.0) if timeout is None else timeout
     for _attempt in range(2):
         sock = obtain(loc, start=start, purpose=purpose)
         if sock is None:
@@ -303,7 +296,7 @@ class _Pipe:
     def open(self) -> socket.socket | None:
         """A connection past the MCP handshake frame; retried for ~3× ``WWT_ENGINE_START_S`` (an engine that is
         starting under load may take a while to import the SDK). None, with ``self.why``, when none came."""
-        deadline = time.monotonic() + 3 * _float_env("WWT_ENGINE_START_S", 20.0)
+        deadline = time.monotonic() + 3 * ipc.env_seconds("WWT_ENGINE_START_S", 20.0)
         while time.monotonic() < deadline:
             sock = obtain(self.loc, start=True, purpose="mcp")
             if sock is None:

@@ -51,6 +51,23 @@ MCP_ENV = ("WWT_EXCLUDE_SESSION_ID", "CLAUDE_SESSION_ID", "CLAUDE_CODE_SESSION_I
            "CODEX_THREAD_ID", "CODEX_SESSION_ID")
 
 
+MAX_ENV_SECONDS = 30 * 86400.0  # a longer duration from the environment means "as long as possible"
+
+
+def env_seconds(name: str, default: float, environ: Mapping[str, str] | None = None) -> float:
+    """A duration setting (``WWT_ENGINE_TIMEOUT_S``, ``WWT_WORKER_DEBOUNCE_S``, …): a number of seconds ≥ 0,
+    at most ``MAX_ENV_SECONDS``; anything else (empty, text, nan, negative) is ``default``. Garbage must never
+    reach a socket timeout or a sleep, which raise on nan, inf and huge values."""
+    raw = (os.environ if environ is None else environ).get(name)
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    if value != value or value < 0:  # nan, negative
+        return default
+    return min(value, MAX_ENV_SECONDS)
+
+
 class EngineUnavailable(Exception):
     """No engine can be used here (disabled, no Unix sockets, unsafe runtime folder): run in-process."""
 

@@ -46,13 +46,6 @@ SCAN_S = 300.0  # WWT_ENGINE_SCAN_S: how often agents without hooks are looked a
 SCAN_FIRST_S = 10.0  # the first look, after the engine has answered whoever started it
 
 
-def _float_env(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
 def rss_bytes(pid: int | str = "self") -> int:
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as fh:
@@ -117,7 +110,7 @@ class Engine:
         self.purpose = purpose
         self.key = ipc.engine_key()
         self.version = os.environ.get("WWT_ENGINE_VERSION") or __version__
-        self.idle_s = _float_env("WWT_ENGINE_IDLE_S", DEFAULT_IDLE_S)
+        self.idle_s = ipc.env_seconds("WWT_ENGINE_IDLE_S", DEFAULT_IDLE_S)
         self.started_at = time.time()
         self.started = time.monotonic()
         self.last_active = time.monotonic()
@@ -392,9 +385,9 @@ class Engine:
         from wwt.ingest import is_paused
         from wwt.store import Store
 
-        debounce_s = _float_env("WWT_WORKER_DEBOUNCE_S", 2.0)
-        max_wait_s = _float_env("WWT_WORKER_MAX_WAIT_S", 10.0)
-        scan_s = _float_env("WWT_ENGINE_SCAN_S", SCAN_S)
+        debounce_s = ipc.env_seconds("WWT_WORKER_DEBOUNCE_S", 2.0)
+        max_wait_s = ipc.env_seconds("WWT_WORKER_MAX_WAIT_S", 10.0)
+        scan_s = ipc.env_seconds("WWT_ENGINE_SCAN_S", SCAN_S)
         next_scan = time.monotonic() + min(SCAN_FIRST_S, scan_s)
         store: Any = None
         lock_fd: int | None = None
@@ -434,10 +427,11 @@ class Engine:
                     waiting_since = time.monotonic()
                     while not self.stopping.is_set():
                         quiet = worker.seconds_since_last_hook(self.home)
-                        if 0 <= quiet < debounce_s and time.monotonic() - waiting_since < max_wait_s:
-                            time.sleep(min(debounce_s - quiet, debounce_s) + 0.05)
-                            continue
-                        break
+                        pause = worker.debounce_pause(quiet, time.monotonic() - waiting_since, debounce_s,
+                                                      max_wait_s)
+                        if not pause:
+                            break
+                        time.sleep(pause)
                     self._write(lambda writer, queue=store: worker.drain_once(writer, queue, self.log))
                 except Exception:  # noqa: BLE001 - rows stay queued; the next turn retries
                     self.log.exception("ingest turn failed")

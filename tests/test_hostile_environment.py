@@ -1,0 +1,108 @@
+"""What the user's environment can throw at wwt outside the logs themselves (red-team pass): settings set to
+garbage, odd terminals, bytes that are not UTF-8 in arguments and file names, state files that are not what
+they should be. Each gets one clear line (or is ignored, for a tuning knob) and loses nothing else. Real CLI as
+a subprocess, real engine and worker, real SQLite, the real model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from engine_helpers import kill_engines_in
+
+from wwt.store import Store
+
+SID = "5e1f0a2b-3c4d-4e5f-8a6b-7c8d9e0f1a2b"
+# A Claude Code transcript in the shape of the real fixtures (agent-log-formats §1.2).
+TURNS = [
+    ("user", "how do we configure the frobnicator widget for the staging cluster?"),
+    ("assistant", "Set frobnicator.level=3 in config/staging.toml and restart the widget service."),
+]
+
+
+def claude_log(session_id: str, cwd: str, turns: list[tuple[str, str]]) -> str:
+    lines, parent = [], None
+    for n, (role, text) in enumerate(turns):
+        uid = f"{n:08d}-0000-4000-8000-00000000cafe"
+        message = {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}
+        lines.append(json.dumps({"type": role, "uuid": uid, "parentUuid": parent, "sessionId": session_id,
+                                 "timestamp": f"2026-03-0{1 + n}T10:00:00.000Z", "cwd": cwd,
+                                 "gitBranch": "main", "version": "2.1.100", "message": message}))
+        parent = uid
+    return "\n".join(lines) + "\n"
+
+
+def _env(root: Path, model_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WWT_") and k not in ("COLUMNS", "LINES")}
+    env.update(WWT_HOME=str(root / "data"), WWT_MODEL_DIR=str(model_dir), HOME=str(root / "home"), NO_COLOR="1",
+               WWT_ENGINE="off", **extra)
+    return env
+
+
+def wwt(*args: str | bytes, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wwt", *args], capture_output=True, text=True, env=env,
+                          stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+def one_clean_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The error output is one line, starts with ``wwt:``, and is no traceback."""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wwt: "), proc.stderr
+    assert "Traceback" not in proc.stderr and "unexpected error" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> dict:
+    root = tmp_path_factory.mktemp("hostile-env")
+    log = root / "home" / ".claude" / "projects" / "-w-widget" / f"{SID}.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(claude_log(SID, "/w/widget", TURNS))
+    env = _env(root, model_dir)
+    proc = wwt("ingest", env=env)
+    assert proc.returncode == 0, proc.stderr
+    return {"root": root, "env": env, "log": log, "model_dir": model_dir}
+
+
+# ---------------------------------------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "1e999", "1e300"])
+def test_an_engine_timeout_set_to_garbage_falls_back_to_the_default(world: dict, value: str) -> None:
+    """A duration that is no finite, non-negative number of seconds must not reach a socket timeout (a
+    traceback before the fix: ValueError/OverflowError from settimeout)."""
+    runtime = Path(tempfile.mkdtemp(prefix="wwt-rt-"))
+    env = dict(world["env"], WWT_ENGINE="on", WWT_RUNTIME_DIR=str(runtime), WWT_ENGINE_IDLE_S="30",
+               WWT_ENGINE_TIMEOUT_S=value)
+    try:
+        proc = wwt("search", "frobnicator widget", "--all", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert SID in proc.stdout
+        assert "Traceback" not in proc.stderr
+    finally:
+        kill_engines_in(runtime)
+
+
+@pytest.mark.parametrize("value", ["inf", "1e300", "nan", "600"])
+def test_a_worker_with_garbage_debounce_still_drains_the_queue(tmp_path: Path, model_dir: Path, value: str) -> None:
+    """``WWT_WORKER_DEBOUNCE_S=inf`` crashed the worker in ``time.sleep`` with the hook's file still queued:
+    capture stopped without a word. And a long debounce never makes it wait longer than
+    ``WWT_WORKER_MAX_WAIT_S`` for a quiet moment (it slept the whole debounce before)."""
+    log = tmp_path / "home" / ".claude" / "projects" / "-w-widget" / f"{SID}.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(claude_log(SID, "/w/widget", TURNS))
+    env = _env(tmp_path, model_dir, WWT_WORKER_DEBOUNCE_S=value, WWT_WORKER_MAX_WAIT_S="1", WWT_WORKER_IDLE_S="0")
+    (tmp_path / "data").mkdir()
+    with Store.open(tmp_path / "data" / "wwt.sqlite3") as store:
+        store.enqueue(str(log), "claude-code", SID)
+    (tmp_path / "data" / "queue.touch").touch()  # a hook just ran: the worker waits for a quiet moment
+    proc = wwt("worker", env=env, timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    with Store.open(tmp_path / "data" / "wwt.sqlite3") as store:
+        assert store.queue_size() == 0
+        assert store.get_session(SID) is not None
