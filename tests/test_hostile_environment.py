@@ -106,3 +106,52 @@ def test_a_worker_with_garbage_debounce_still_drains_the_queue(tmp_path: Path, m
     with Store.open(tmp_path / "data" / "wwt.sqlite3") as store:
         assert store.queue_size() == 0
         assert store.get_session(SID) is not None
+
+
+# ---------------------------------------------------------------------------------------------- bytes, not text
+
+
+def test_arguments_that_are_not_utf8_are_searched_or_refused_in_one_line(world: dict) -> None:
+    """A terminal in another encoding (or a pasted binary) hands wwt bytes that are not UTF-8; Python keeps them
+    as lone surrogates, which SQLite, tantivy and Kiwi refuse with an "unexpected error" (before the fix).
+    They stand for a replacement character: the rest of the query still finds its session."""
+    env = world["env"]
+    found = wwt("search", b"frobnicator \xff\xfe widget", "--all", env=env)
+    assert found.returncode == 0, found.stderr
+    assert SID in found.stdout and "Traceback" not in found.stderr
+
+    scoped = wwt("search", "frobnicator", "--all", "--branch", b"ma\xffin", env=env)
+    assert scoped.returncode == 0, scoped.stderr
+    assert SID not in scoped.stdout and "Traceback" not in scoped.stderr
+
+    for args in (("show", b"5e1f\xff"), ("forget", b"5e1f\xff", "--yes")):
+        proc = wwt(*args, env=env)
+        assert proc.returncode != 0
+        assert "no archived session matches" in one_clean_line(proc)
+    assert SID in wwt("search", "frobnicator widget", "--all", env=env).stdout  # nothing was forgotten
+
+
+def test_a_log_whose_name_is_not_utf8_costs_only_itself(tmp_path: Path, model_dir: Path) -> None:
+    """One file name with bytes that are not UTF-8 (a folder copied from another system) stopped the whole
+    ingest with an "unexpected error" and archived nothing; now that file is skipped with a note naming it
+    and every other log is archived."""
+    logs = os.fsencode(tmp_path / "logs")
+    good_sid, odd_sid = "0b0e2a51-6c0d-4f7e-9a1b-2c3d4e5f6a7b", "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"
+    os.makedirs(os.path.join(logs, b"good"))
+    os.makedirs(os.path.join(logs, b"caf\xe9"))  # Latin-1 "café"
+    with open(os.path.join(logs, b"good", f"{good_sid}.jsonl".encode()), "w") as fh:
+        fh.write(claude_log(good_sid, "/w/widget", TURNS))
+    with open(os.path.join(logs, b"caf\xe9", b"session-\xff.jsonl"), "w") as fh:
+        fh.write(claude_log(odd_sid, "/w/widget", [("user", "the gizmotron odd name session"),
+                                                   ("assistant", "gizmotron answered")]))
+    with open(os.path.join(logs, b"caf\xe9", b"notes-\xff.json"), "w") as fh:
+        fh.write('{"not": "a log"}')
+    env = _env(tmp_path, model_dir)
+    for args in (("-v",), ("--json",)):
+        proc = wwt("ingest", logs, *args, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr and "unexpected error" not in proc.stderr
+    summary = json.loads(proc.stdout)
+    assert any("session-" in note and "UTF-8" in note for note in summary["notes"]), summary["notes"]
+    found = wwt("search", "frobnicator widget", "--all", env=env)
+    assert found.returncode == 0 and good_sid in found.stdout, found.stderr

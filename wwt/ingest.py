@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from wwt import limits
 from wwt.chunker import chunk_session
 from wwt.errors import WwtError
 from wwt.indexes import Indexes, make_private
@@ -69,6 +70,12 @@ class IngestBusy(WwtError):
     """Another wwt process is ingesting right now."""
 
 
+def shown_path(path: Path | str) -> str:
+    """A path as text that any terminal, JSON and SQLite take: bytes that are not UTF-8 in a name (kept by
+    Python as lone surrogates) are shown as ``\\xff`` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 @dataclass
 class IngestSummary:
     files_seen: int = 0
@@ -96,7 +103,7 @@ class IngestSummary:
     def passed_over(self, path: Path) -> None:
         self.files_unrecognised += 1
         if len(self.unrecognised) < UNRECOGNISED_LISTED:
-            self.unrecognised.append(str(path))
+            self.unrecognised.append(shown_path(path))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -277,10 +284,13 @@ class _Run:
         platform = _platform_of(found)
         s = self.summary
         key = str(path.resolve())
+        if limits.well_formed(key) != key:  # SQLite keeps text: a name that is not UTF-8 cannot be a key
+            s.note(f"{shown_path(path)}: skipped, its name is not valid UTF-8 (rename it to archive it)")
+            return
         try:
             st = file_state(path)
         except OSError as exc:
-            s.note(f"{path}: cannot read ({exc.strerror})")
+            s.note(f"{shown_path(path)}: cannot read ({exc.strerror})")
             return
         row = self.store.get_file(key)
         if row is not None and not row.missing and row.size == st.st_size and row.mtime_ns == st.st_mtime_ns:
@@ -303,12 +313,12 @@ class _Run:
                 start = 0
                 sessions, report = parse_file(path, 0, parser)
         except OSError as exc:
-            s.note(f"{path}: cannot read ({exc.strerror})")
+            s.note(f"{shown_path(path)}: cannot read ({exc.strerror})")
             return
         s.files_parsed += 1
         s.bad_lines += report.bad_lines
         for text in report.notes[:3]:
-            s.note(f"{path.name}: {text}")
+            s.note(f"{shown_path(path.name)}: {text}")
         consumed = report.end_offset if (report.end_offset and is_append_only(path)) else st.st_size
         whole = not is_append_only(path)
         content_hash = fingerprint(path, consumed if not whole else st.st_size, whole) if consumed else None
@@ -452,7 +462,7 @@ def ingest(
         found = {p.resolve() for p, _ in files}
         for p in paths or []:
             if Path(p).is_file() and Path(p).resolve() not in found:
-                run.summary.note(f"{p}: not a recognised agent log")
+                run.summary.note(f"{shown_path(p)}: not a recognised agent log")
         run.rechunk_dirty()  # work an interrupted run left behind
         for done, (path, parser) in enumerate(files):
             if progress is not None:

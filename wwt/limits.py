@@ -38,6 +38,16 @@ def echo(value: object, limit: int = MAX_ECHO_CHARS) -> str:
     return repr(text[:limit]) + f"… ({len(text):,} characters)"
 
 
+def well_formed(text: str) -> str:
+    """``text`` with each lone surrogate (bytes that were not UTF-8 in an argument or a file name, or an
+    unpaired ``\\ud800`` in JSON) replaced by U+FFFD: SQLite, tantivy and Kiwi refuse them outright."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+
+
 def clip(text: str, limit: int) -> str:
     """``text`` on one line, at most ``limit`` characters (a cut ends in ``…``)."""
     flat = " ".join(text.split())

@@ -9,6 +9,7 @@ calls are safe, and searches are fast enough that serialising them costs nothing
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import shutil
 import threading
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wwt import paths
+from wwt import limits, paths
 from wwt.errors import UsageError, WwtError
 from wwt.models import Filters
 from wwt.search import SearchOutcome, SessionHit
@@ -246,7 +247,8 @@ class Memory:
         """Like ``search`` plus the confidence signal (``weak``: nothing in memory clearly answers this)."""
         from wwt.search import run_search
 
-        filters = filters or Filters()
+        filters = _well_formed_filters(filters or Filters())
+        query = limits.well_formed(query)
         if not query.strip():
             raise UsageError("empty query: say what you are looking for")
         with self._lock:
@@ -281,6 +283,7 @@ class Memory:
         raise UnknownProject(f"no sessions for project {project!r}{hint}")
 
     def resolve_session(self, session_id: str) -> Any:
+        session_id = limits.well_formed(session_id)
         with self._lock:
             row = self._open_store().get_session(session_id)
         if row is None:
@@ -374,6 +377,7 @@ class Memory:
         """The session ids (roots first, with their subagents) that ``forget`` would delete."""
         if (session_id is None) == (project is None):
             raise UsageError("forget needs exactly one of a session id or --project")
+        project = limits.well_formed(project) if project is not None else None
         with self._lock:
             store = self._open_store()
             if session_id is not None:
@@ -388,6 +392,7 @@ class Memory:
 
         if (session_id is None) == (project is None):
             raise UsageError("forget needs exactly one of a session id or --project")
+        project = limits.well_formed(project) if project is not None else None
         with self._lock:
             store = self._open_store()
             if session_id is not None:
@@ -397,6 +402,12 @@ class Memory:
             removed = ingest_mod.forget(store, self._refresh_indexes(), session_id=session_id, project=project)
             self._seen_counter = store.change_counter()
             return removed
+
+
+def _well_formed_filters(filters: Filters) -> Filters:
+    """The filters' text with lone surrogates replaced (``limits.well_formed``): SQLite refuses them."""
+    fields = {name: limits.well_formed(value) for name, value in vars(filters).items() if isinstance(value, str)}
+    return dataclasses.replace(filters, **fields)
 
 
 def _tokenizer() -> Callable[[str], list[str]] | None:
