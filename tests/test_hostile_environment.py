@@ -155,3 +155,31 @@ def test_a_log_whose_name_is_not_utf8_costs_only_itself(tmp_path: Path, model_di
     assert any("session-" in note and "UTF-8" in note for note in summary["notes"]), summary["notes"]
     found = wwt("search", "frobnicator widget", "--all", env=env)
     assert found.returncode == 0 and good_sid in found.stdout, found.stderr
+
+
+# ---------------------------------------------------------------------------------------------- state files
+
+
+def test_an_unusable_log_file_stops_neither_capture_nor_the_doctor(tmp_path: Path, model_dir: Path) -> None:
+    """``ingest.log`` that cannot be opened for writing (here a folder in its place; also a root-owned file
+    left by ``sudo wwt``): the worker died on its first log line with the hook's file still queued, the engine
+    could not start, and ``wwt doctor`` — the command that should say what is wrong — crashed. Now the worker
+    logs to stderr and archives the file, and the doctor names the log file."""
+    log = tmp_path / "home" / ".claude" / "projects" / "-w-widget" / f"{SID}.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(claude_log(SID, "/w/widget", TURNS))
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "ingest.log").mkdir()
+    with Store.open(data / "wwt.sqlite3") as store:
+        store.enqueue(str(log), "claude-code", SID)
+    env = _env(tmp_path, model_dir, WWT_WORKER_DEBOUNCE_S="0", WWT_WORKER_IDLE_S="0")
+    worker = wwt("worker", env=env, timeout=120)
+    assert worker.returncode == 0, worker.stderr
+    with Store.open(data / "wwt.sqlite3") as store:
+        assert store.queue_size() == 0 and store.get_session(SID) is not None
+
+    doctor = wwt("doctor", env=env)
+    assert "Traceback" not in doctor.stderr and "unexpected error" not in doctor.stderr, doctor.stderr
+    said = " ".join(doctor.stdout.split())  # the report wraps long paths
+    assert f"log cannot use {data / 'ingest.log'}" in said, doctor.stdout

@@ -4,6 +4,7 @@ works but needs attention; ``info`` is a reminder (e.g. Codex hook trust, which 
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import shutil
@@ -195,9 +196,15 @@ def check_log(tail_bytes: int = 20000) -> list[Finding]:
     log = paths.data_dir(create=False) / "ingest.log"
     if not log.exists():
         return [Finding(INFO, "log", f"no {log} yet (written by hooks and the worker)")]
-    with open(log, "rb") as fh:
-        fh.seek(max(0, log.stat().st_size - tail_bytes))
-        lines = fh.read().decode("utf-8", "replace").splitlines()
+    try:
+        if not log.is_file() or not os.access(log, os.W_OK):
+            raise PermissionError(errno.EACCES, "not a file this user can write")
+        with open(log, "rb") as fh:
+            fh.seek(max(0, log.stat().st_size - tail_bytes))
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+    except OSError as exc:  # the worker and the engine log to stderr instead: nobody sees their errors
+        return [Finding(WARN, "log", f"cannot use {log}: {exc.strerror or exc}",
+                        f"remove or fix it (`ls -ld {log}`); hooks' background work is not logged until then")]
     errors = [ln for ln in lines if " ERROR " in ln or "hook failed" in ln or "crashed" in ln]
     if errors:
         return [Finding(WARN, "log", f"recent errors in {log}: {errors[-1][:200]}", f"see {log}")]

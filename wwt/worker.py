@@ -52,10 +52,20 @@ def file_logger(name: str, path: Path, tag: str) -> logging.Logger:
     writer on every line."""
     log = logging.getLogger(name)
     if not log.handlers:
-        if not path.exists():
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
-                                                       encoding="utf-8")
+        handler: logging.Handler
+        try:
+            if not path.exists():
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+            handler = logging.handlers.RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
+                                                           encoding="utf-8")
+        except OSError as exc:  # a log we cannot write must not stop capture: stderr instead (`wwt doctor` says)
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(logging.Formatter(f"wwt {tag}: %(message)s"))
+            log.addHandler(handler)
+            log.setLevel(logging.INFO)
+            log.propagate = False
+            log.warning("cannot write %s (%s): logging here instead", path, exc.strerror or exc)
+            return log
         handler.setFormatter(logging.Formatter(f"%(asctime)s {tag}[%(process)d] %(levelname)s %(message)s",
                                                "%Y-%m-%d %H:%M:%S"))
         log.addHandler(handler)
