@@ -183,3 +183,28 @@ def test_an_unusable_log_file_stops_neither_capture_nor_the_doctor(tmp_path: Pat
     assert "Traceback" not in doctor.stderr and "unexpected error" not in doctor.stderr, doctor.stderr
     said = " ".join(doctor.stdout.split())  # the report wraps long paths
     assert f"log cannot use {data / 'ingest.log'}" in said, doctor.stdout
+
+
+# ---------------------------------------------------------------------------------------------- the terminal
+
+
+@pytest.mark.parametrize("engine", ["off", "on"])
+def test_an_odd_terminal_width_neither_hides_nor_floods_the_answer(world: dict, engine: str) -> None:
+    """``COLUMNS=0`` made every command print nothing at all with exit code 0 (rich lays text out in zero
+    columns; through the engine one character a line), and ``COLUMNS=100000000`` padded each result line to a
+    hundred million spaces (100 MB for one search; through the engine a reply over the frame limit)."""
+    runtime = Path(tempfile.mkdtemp(prefix="wwt-rt-"))
+    base = dict(world["env"], WWT_ENGINE=engine, WWT_RUNTIME_DIR=str(runtime), WWT_ENGINE_IDLE_S="30")
+    try:
+        normal = wwt("search", "frobnicator widget", "--all", env=dict(base, COLUMNS="100"))
+        assert normal.returncode == 0 and SID in normal.stdout, normal.stderr
+        for columns in ("0", "-3", "100000000"):
+            proc = wwt("search", "frobnicator widget", "--all", env=dict(base, COLUMNS=columns))
+            assert proc.returncode == 0, proc.stderr
+            assert SID in proc.stdout and "resume:" in proc.stdout, (columns, proc.stdout[:300])
+            assert len(proc.stdout) < 20 * len(normal.stdout), (columns, len(proc.stdout))
+            assert "limit" not in proc.stderr, proc.stderr
+        status = wwt("status", env=dict(base, COLUMNS="0"))
+        assert "sessions: 1" in status.stdout, status.stdout
+    finally:
+        kill_engines_in(runtime)

@@ -165,9 +165,11 @@ def _color_system(env: dict[str, str], tty: bool) -> str | None:
 
 
 def _terminal_width(env: dict[str, str]) -> int:
-    """``shutil.get_terminal_size`` without importing shutil: ``COLUMNS``, else the terminal, else 80."""
+    """``shutil.get_terminal_size`` without importing shutil: ``COLUMNS`` (when > 0), else the terminal,
+    else 80."""
     try:
-        return max(1, int(env["COLUMNS"]))
+        if (columns := int(env["COLUMNS"])) > 0:
+            return columns
     except (KeyError, ValueError):
         pass
     try:

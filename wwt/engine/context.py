@@ -43,6 +43,15 @@ def shared_memory() -> Any:
     return SHARED.get("memory") if CURRENT.get() is not None else None
 
 
+MIN_WIDTH, MAX_WIDTH = 20, 1000  # columns: beyond these a width is a broken COLUMNS, not a terminal
+
+
+def sane_width(width: int) -> int:
+    """The width to lay text out in: rich prints nothing at 0 columns and pads lines to any width given
+    (``COLUMNS=0`` hid every answer; ``COLUMNS=100000000`` printed 100 MB). Unknown (< 1) → 80."""
+    return 80 if width < 1 else min(max(width, MIN_WIDTH), MAX_WIDTH)
+
+
 class ContextConsole:
     """Stands in for a rich ``Console``: the current client's inside the engine, else one for this process."""
 
@@ -60,6 +69,8 @@ class ContextConsole:
             from rich.console import Console
 
             self._default = Console(stderr=self._stderr, highlight=False)
+            if sane_width(self._default.width) != self._default.width:
+                self._default.width = sane_width(self._default.width)
         return self._default
 
     def __getattr__(self, name: str) -> Any:

@@ -315,7 +315,7 @@ class Engine:
         if argv[0] not in CLI_SERVED:
             return {"ok": False, "error": f"the engine does not run {argv[0][:40]!r}"}
         env = {str(k): str(v) for k, v in dict(request.get("env") or {}).items()}
-        width = int(request.get("width") or 80)
+        width = context.sane_width(int(request.get("width") or 80))
         out, err = io.StringIO(), io.StringIO()
 
         height = self._console_height()
