@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import errno
+import os
 import shutil
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from wwt import limits, paths
-from wwt.errors import UsageError, WwtError
+from wwt.errors import StoreError, UsageError, WwtError, out_of_space
 from wwt.models import Filters
 from wwt.search import SearchOutcome, SessionHit
 
@@ -107,11 +110,26 @@ class Memory:
                     )
                 from wwt.store import Store
 
-                if not self.home.exists():
-                    self.home.mkdir(parents=True, exist_ok=True)
-                    self.home.chmod(0o700)  # private like paths.data_dir(): only the user reads the archive
+                self._prepare_home()
                 self._store = Store.open(self.store_path)
             return self._store
+
+    def _prepare_home(self) -> None:
+        """The data dir as a private folder (created 0700 on first use), or one line saying why it cannot be
+        (a file, a symlink loop or a link to nowhere in its place, a name SQLite cannot take)."""
+        where = f"cannot use the data dir {limits.well_formed(str(self.home))} (WWT_HOME)"
+        if limits.well_formed(str(self.home)) != str(self.home):
+            raise StoreError(f"{where}: its name is not valid UTF-8; set WWT_HOME to another folder")
+        try:
+            if not os.path.lexists(self.home):
+                self.home.mkdir(parents=True)
+                self.home.chmod(0o700)  # private like paths.data_dir(): only the user reads the archive
+            if not stat.S_ISDIR(os.stat(self.home).st_mode):
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        except OSError as exc:
+            if out_of_space(exc):
+                raise
+            raise StoreError(f"{where}: {exc.strerror or exc}; set WWT_HOME to a folder you can write") from None
 
     def _open_indexes(self) -> Any:
         with self._lock:
