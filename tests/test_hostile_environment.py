@@ -217,7 +217,7 @@ def test_an_odd_terminal_width_neither_hides_nor_floods_the_answer(world: dict, 
             assert len(proc.stdout) < 20 * len(normal.stdout), (columns, len(proc.stdout))
             assert "limit" not in proc.stderr, proc.stderr
         status = wwt("status", env=dict(base, COLUMNS="0"))
-        assert "sessions: 1" in status.stdout, status.stdout
+        assert "sessions: 2" in status.stdout, status.stdout
     finally:
         kill_engines_in(runtime)
 
@@ -289,3 +289,29 @@ def test_a_data_dir_that_cannot_be_a_folder_is_one_clear_line(world: dict, tmp_p
     line = one_clean_line(proc)
     assert "data dir" in line and ("WWT_HOME" in line), line
     assert sorted(os.listdir(tmp_path)) == before
+
+
+@pytest.mark.parametrize("engine", ["off", "on"])
+def test_an_answer_that_cannot_be_written_is_one_line_about_the_output(world: dict, engine: str) -> None:
+    """Standard output on a full device (``> /dev/full``) or a pipe closed early (``| head -0``): through the
+    engine a traceback from the thin client; in-process a line blaming the archive's disk ("cannot write to
+    <data dir>: no space left") though the archive was never written to."""
+    runtime = Path(tempfile.mkdtemp(prefix="wwt-rt-"))
+    env = dict(world["env"], WWT_ENGINE=engine, WWT_RUNTIME_DIR=str(runtime), WWT_ENGINE_IDLE_S="30")
+    try:
+        assert wwt("search", "frobnicator widget", "--all", env=env).returncode == 0  # an engine is up now
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "wwt", "search", "frobnicator widget", "--all"],
+                                  stdout=full, stderr=subprocess.PIPE, text=True, env=env,
+                                  stdin=subprocess.DEVNULL, timeout=300)
+        assert proc.returncode == 1
+        line = one_clean_line(proc)
+        assert "output" in line and str(world["root"] / "data") not in line, line
+
+        closed = subprocess.Popen([sys.executable, "-m", "wwt", "show", SID], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env, stdin=subprocess.DEVNULL)
+        closed.stdout.close()  # the reader is gone before the answer is written
+        _, err = closed.communicate(timeout=300)
+        assert b"Traceback" not in err and b"unexpected error" not in err, err
+    finally:
+        kill_engines_in(runtime)

@@ -395,8 +395,45 @@ def _command() -> Any:
         return _COMMAND
 
 
+class _OutputWatch:
+    """Standard output that remembers a failed write: a full output device (``> /dev/full``) must not be
+    reported as a full disk under the archive."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.failed: OSError | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError as exc:
+            self.failed = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            self.failed = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console script. Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted."""
+    watch = None
+    if engine_context.CURRENT.get() is None:  # the engine's requests share one sys.stdout: not there
+        watch = sys.stdout = _OutputWatch(sys.stdout)  # type: ignore[assignment]
+    try:
+        _main(argv, watch)
+    finally:
+        if watch is not None and sys.stdout is watch:
+            sys.stdout = watch.stream
+
+
+def _main(argv: list[str] | None, watch: _OutputWatch | None) -> None:
     debug = bool(engine_context.getenv("WWT_DEBUG"))
     click = _click_exceptions()
     try:
@@ -421,6 +458,10 @@ def main(argv: list[str] | None = None) -> None:
             raise
         from wwt.store import store_damage, store_damage_error
 
+        if watch is not None and watch.failed is not None:  # writing the answer failed, not the archive
+            from wwt.engine.client import output_failure
+
+            sys.exit(output_failure(watch.failed))
         if store_damage(exc):  # reached through a raw query rather than a Store method
             from wwt import paths
 
@@ -433,6 +474,12 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"unexpected error: {type(exc).__name__}: {limits.clip(str(exc), limits.MAX_ECHO_CHARS)} "
               "(rerun with WWT_DEBUG=1 for the traceback)", 1)
     else:
+        try:
+            sys.stdout.flush()  # here, not at interpreter exit, where a failure is a traceback
+        except OSError as exc:
+            from wwt.engine.client import output_failure
+
+            sys.exit(output_failure(exc))
         sys.exit(code if isinstance(code, int) else 0)
 
 

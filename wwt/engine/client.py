@@ -207,11 +207,29 @@ def run_cli(argv: list[str]) -> int | None:
     if not reply.get("ok"):
         _note(f"the engine could not answer ({str(reply.get('error'))[:200]}); answering in-process")
         return None
-    sys.stdout.write(reply.get("stdout", ""))
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(reply.get("stdout", ""))
+        sys.stdout.flush()
+    except OSError as exc:  # `> /dev/full`, `| head -0`
+        return output_failure(exc)
     sys.stderr.write(reply.get("stderr", ""))
     sys.stderr.flush()
     return int(reply.get("code", 0))
+
+
+def output_failure(exc: OSError) -> int:
+    """The answer could not be written to standard output (a full device, a reader that left): one line —
+    none for a closed pipe, whose reader wants nothing more — and exit code 1. Standard output then points at
+    /dev/null so the interpreter's last flush cannot fail a second time with a traceback."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+    if not isinstance(exc, BrokenPipeError):
+        _note(f"cannot write the output: {exc.strerror or exc}")
+    return 1
 
 
 # ------------------------------------------------------------------------------------------------ engine cmd
