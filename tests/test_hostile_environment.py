@@ -315,3 +315,30 @@ def test_an_answer_that_cannot_be_written_is_one_line_about_the_output(world: di
         assert b"Traceback" not in err and b"unexpected error" not in err, err
     finally:
         kill_engines_in(runtime)
+
+
+def _file_size_limit(limit: int):
+    def apply() -> None:
+        import resource
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_a_disk_too_full_to_open_the_archive_never_advises_moving_it_away(world: dict) -> None:
+    """With no room left even for SQLite's shared-memory file (a disk at 100 %, here a 1 KB file-size limit)
+    every command said the archive was "unreadable (disk I/O error); move it away … and rebuild it from the
+    agents' logs" — advice that throws away every conversation whose log its agent has since deleted. The
+    archive is fine: the line says the disk is full, and once there is room everything is still there."""
+    env = world["env"]
+    for args in (("status",), ("search", "frobnicator widget", "--all"), ("show", SID)):
+        proc = subprocess.run([sys.executable, "-m", "wwt", *args], capture_output=True, text=True, env=env,
+                              stdin=subprocess.DEVNULL, timeout=300, preexec_fn=_file_size_limit(1024))
+        assert proc.returncode == 1, (args, proc.stdout)
+        line = one_clean_line(proc)
+        assert "space" in line and "move it away" not in line and "mv " not in line, line
+    found = wwt("search", "frobnicator widget", "--all", env=env)
+    assert found.returncode == 0 and SID in found.stdout, found.stderr

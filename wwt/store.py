@@ -21,7 +21,7 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 
 from wwt import paths
-from wwt.errors import StoreError, UsageError
+from wwt.errors import StoreError, UsageError, out_of_space
 from wwt.models import FLAG_SUBAGENT, Filters, Message, Session
 
 APP_ID = "whatwasthat"
@@ -330,7 +330,7 @@ class Store:
                 conn.close()
                 raise
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path} is unreadable ({exc}); {_RECOVERY.format(p=path)}") from None
+            raise _open_error(path, exc) from None
         if not readonly:
             for suffix in ("", "-wal", "-shm"):
                 p = Path(str(path) + suffix)
@@ -1210,6 +1210,19 @@ _OPEN_LOCK = threading.Lock()
 def _open_here(path: Path) -> bool:
     with _OPEN_LOCK:
         return _OPEN_HERE.get(str(path), 0) > 0
+
+
+def _open_error(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
+    """Why the store would not open, in one line. Only a damaged file gets the advice to move it away (and
+    rebuild from the agents' logs, which loses conversations whose logs are gone): a full disk — no room even
+    for SQLite's -shm/-wal files —, a lock or an I/O error leave the archive intact."""
+    if out_of_space(exc):
+        return StoreError(f"cannot open {path}: no space left on the disk (or a file-size limit) for SQLite's "
+                          "working files; free some space and rerun — the archive itself is intact")
+    if not store_damage(exc):
+        return StoreError(f"cannot open {path} ({' '.join(str(exc).split())}); check the disk and the "
+                          f"permissions of {path.parent} and rerun — the archive was not changed")
+    return StoreError(f"{path} is unreadable ({exc}); {_RECOVERY.format(p=path)}")
 
 
 def _check_header(path: Path) -> None:
