@@ -342,3 +342,22 @@ def test_a_disk_too_full_to_open_the_archive_never_advises_moving_it_away(world:
         assert "space" in line and "move it away" not in line and "mv " not in line, line
     found = wwt("search", "frobnicator widget", "--all", env=env)
     assert found.returncode == 0 and SID in found.stdout, found.stderr
+
+
+# ---------------------------------------------------------------------------------------------- echoes
+
+
+def test_long_names_on_the_command_line_are_quoted_at_most_200_characters(world: dict) -> None:
+    """A 3,000-character path component, command, option or agent name: ``ingest`` ended in an "unexpected
+    error: File name too long" quoting 250 characters, click's usage errors and ``setup --agent`` quoted the
+    name 400 and 3,000 characters long."""
+    env = world["env"]
+    long = "z" * 3000
+    cases = [("ingest", f"/tmp/{long}"), (long,), ("search", f"--{long}", "x"), ("engine", long),
+             ("setup", "--agent", long, "--dry-run", "--no-ingest", "--no-agent-cli")]
+    for args in cases:
+        proc = wwt(*args, env=env)
+        assert proc.returncode != 0
+        line = one_clean_line(proc)
+        longest = max(len(run) for run in re.findall(r"z+", line))
+        assert longest <= 200, (args[0][:20], len(line), line[:300])

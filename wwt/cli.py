@@ -154,7 +154,12 @@ def ingest(
     from wwt.present import render_ingest_summary, rich_progress
 
     for path in paths or []:
-        if not check_length("path", str(path), limits.MAX_PATH_CHARS) or not path.exists():
+        check_length("path", str(path), limits.MAX_PATH_CHARS)
+        try:
+            present = path.exists()
+        except OSError as exc:  # a name too long for the file system, …
+            raise UsageError(f"cannot use {echo(path)}: {exc.strerror or exc}") from None
+        if not present:
             raise UsageError(f"no such file or folder: {echo(path)}")
     memory = _memory()
     if pause or resume:
@@ -444,7 +449,8 @@ def _main(argv: list[str] | None, watch: _OutputWatch | None) -> None:
         sys.exit(2)
     except click.UsageError as exc:
         where = f" — see '{exc.ctx.command_path} -h'" if exc.ctx else ""
-        _fail(limits.clip(exc.format_message(), 2 * limits.MAX_ECHO_CHARS) + where, 2)
+        message = _shorten_echoed(exc.format_message(), sys.argv[1:] if argv is None else argv)
+        _fail(limits.clip(message, 2 * limits.MAX_ECHO_CHARS) + where, 2)
     except typer.Abort:
         _fail("aborted", 1)
     except WwtError as exc:
@@ -481,6 +487,14 @@ def _main(argv: list[str] | None, watch: _OutputWatch | None) -> None:
 
             sys.exit(output_failure(exc))
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _shorten_echoed(message: str, argv: list[str]) -> str:
+    """click quotes the offending argument whole (``No such command 'zzz…'``): each argument longer than
+    ``MAX_ECHO_CHARS`` is cut to that inside ``message``."""
+    for arg in sorted({a for a in argv if len(a) > limits.MAX_ECHO_CHARS}, key=len, reverse=True):
+        message = message.replace(arg, arg[: limits.MAX_ECHO_CHARS] + f"… ({len(arg):,} characters)")
+    return message
 
 
 def _click_exceptions() -> Any:

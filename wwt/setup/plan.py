@@ -19,7 +19,7 @@ from types import ModuleType
 
 from filelock import FileLock, Timeout
 
-from wwt import paths
+from wwt import limits, paths
 from wwt.errors import WwtError
 from wwt.setup import claude, codex, gemini, qwen
 from wwt.setup import plugins as agent_plugins
@@ -65,7 +65,8 @@ def select_agents(only: list[str] | None) -> tuple[list[ModuleType], list[str]]:
     wanted = {AGENT_ALIASES.get(x, x) for x in only} if only else None
     unknown = (wanted or set()) - {a.PLATFORM for a in AGENTS}
     if unknown:
-        raise WwtError(f"unknown agent(s): {', '.join(sorted(unknown))} (known: claude, gemini, codex, qwen)")
+        named = limits.clip(", ".join(sorted(unknown)), limits.MAX_ECHO_CHARS)
+        raise WwtError(f"unknown agent(s): {named} (known: claude, gemini, codex, qwen)")
     chosen, skipped = [], []
     for agent in AGENTS:
         if wanted is not None:
