@@ -361,3 +361,12 @@ def test_long_names_on_the_command_line_are_quoted_at_most_200_characters(world:
         line = one_clean_line(proc)
         longest = max(len(run) for run in re.findall(r"z+", line))
         assert longest <= 200, (args[0][:20], len(line), line[:300])
+
+
+@pytest.mark.parametrize("value", ["100000", "99999999999999999999"])
+def test_an_absurd_thread_count_is_refused_in_one_line(world: dict, value: str) -> None:
+    """``WWT_THREADS=100000`` had onnxruntime start a hundred thousand threads (a search hung for minutes); a
+    number beyond a C int ended in an "unexpected error: TypeError" from onnxruntime's bindings."""
+    proc = wwt("search", "frobnicator widget", "--all", env=dict(world["env"], WWT_THREADS=value), timeout=100)
+    assert proc.returncode == 2
+    assert "WWT_THREADS" in one_clean_line(proc)

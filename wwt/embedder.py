@@ -58,6 +58,7 @@ DEFAULT_MAX_THREADS = 4
 # dependence). benchmarks/ort_options.py measures it (--profile for the per-operator times).
 DISABLED_FUSIONS: tuple[str, ...] = ("SkipLayerNormFusion",)
 
+MAX_THREADS = 256  # WWT_THREADS above this is a typo, not a machine
 _CACHE: dict[tuple[str, int], Embedder] = {}
 _CACHE_LOCK = threading.Lock()
 
@@ -71,8 +72,8 @@ def default_threads() -> int:
             value = int(raw)
         except ValueError:
             value = 0
-        if value < 1:
-            raise UsageError(f"WWT_THREADS must be a positive integer, got {raw!r}")
+        if not 1 <= value <= MAX_THREADS:  # onnxruntime starts them all (100,000 hung a search for minutes)
+            raise UsageError(f"WWT_THREADS must be a whole number from 1 to {MAX_THREADS}, got {raw[:40]!r}")
         return value
     return max(1, min(DEFAULT_MAX_THREADS, os.cpu_count() or 1))
 
