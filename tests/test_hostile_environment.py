@@ -370,3 +370,34 @@ def test_an_absurd_thread_count_is_refused_in_one_line(world: dict, value: str) 
     proc = wwt("search", "frobnicator widget", "--all", env=dict(world["env"], WWT_THREADS=value), timeout=100)
     assert proc.returncode == 2
     assert "WWT_THREADS" in one_clean_line(proc)
+
+
+@pytest.mark.parametrize("victim", ["ingest.lock", "index/synced.json", "index"])
+def test_a_state_file_swapped_for_the_wrong_kind_is_named_in_one_line(world: dict, tmp_path: Path,
+                                                                     victim: str) -> None:
+    """A folder where wwt keeps a file (the writer lock, the index sync marker) or a file where it keeps a
+    folder (the indexes): "unexpected error: IsADirectoryError: [Errno 21] …" from the CLI and "failed
+    unexpectedly" from MCP; now both name the path and what is wrong, and the archive is untouched."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(world["root"] / "data", data)
+    target = data / victim
+    if target.is_dir():
+        shutil.rmtree(target)
+        target.write_text("not a folder")
+    else:
+        target.unlink(missing_ok=True)
+        target.mkdir()
+    env = dict(world["env"], WWT_HOME=str(data))
+    failed = [wwt(*args, env=env) for args in (("ingest",), ("search", "frobnicator widget", "--all"))]
+    failed = [proc for proc in failed if proc.returncode != 0]
+    assert failed, "one of them at least must need the swapped file"
+    for proc in failed:
+        line = one_clean_line(proc)
+        assert str(target) in line, line
+    replies = mcp_calls({"env": env, "root": tmp_path}, [("search_all", {"query": "frobnicator widget"})])
+    for is_error, reply in replies:
+        assert not is_error or (str(target) in reply and "unexpectedly" not in reply), reply
+    with Store.open(data / "wwt.sqlite3") as store:
+        assert store.get_session(SID) is not None

@@ -22,7 +22,7 @@ import typer
 
 from wwt import __version__, limits
 from wwt.engine import context as engine_context
-from wwt.errors import UsageError, WwtError, out_of_space
+from wwt.errors import UsageError, WwtError, file_problem, out_of_space
 from wwt.limits import check_length, check_range, echo
 from wwt.models import PLATFORMS, SOURCE_ALIASES, platform_of
 
@@ -477,6 +477,8 @@ def _main(argv: list[str] | None, watch: _OutputWatch | None) -> None:
 
             _fail(f"cannot write to {paths.data_dir(create=False)}: no space left on the disk (or a file-size "
                   "limit); free some space and rerun — what was archived before is kept, the rest is redone", 1)
+        if problem := file_problem(exc):
+            _fail(problem, 1)
         _fail(f"unexpected error: {type(exc).__name__}: {limits.clip(str(exc), limits.MAX_ECHO_CHARS)} "
               "(rerun with WWT_DEBUG=1 for the traceback)", 1)
     else:

@@ -33,3 +33,17 @@ def out_of_space(exc: BaseException) -> bool:
         return True
     text = str(exc).lower()
     return any(s in text for s in ("no space left", "file too large", "disk is full", "disk quota"))
+
+
+def file_problem(exc: BaseException) -> str | None:
+    """"cannot use <path>: <reason>" for an OS error about a named file or folder — a folder where wwt keeps a
+    file, a file where it keeps a folder, permissions, a name too long: something the user can see and fix,
+    not an "unexpected error". None for anything else (a full disk has its own line: ``out_of_space``)."""
+    import os
+
+    if not isinstance(exc, OSError) or out_of_space(exc):
+        return None
+    name = exc.filename2 if exc.filename2 is not None else exc.filename  # a rename: its target
+    if name is None or isinstance(name, int):
+        return None
+    return f"cannot use {os.fsdecode(name)}: {exc.strerror or exc}; fix or move it away and rerun"

@@ -22,7 +22,7 @@ from typing import Any
 
 from wwt import limits
 from wwt.engine import context as engine_context
-from wwt.errors import UsageError, WwtError
+from wwt.errors import UsageError, WwtError, file_problem
 from wwt.limits import clip, echo
 from wwt.models import PLATFORM_NAMES, PLATFORMS, Filters, platform_of
 
@@ -396,6 +396,8 @@ def _as_tool(fn: Any) -> Any:
 
             if store_damage(exc):
                 raise ToolError(terminal_safe(error_line(str(store_damage_error(memory().store_path, exc))))) from None
+            if problem := file_problem(exc):
+                raise ToolError(terminal_safe(error_line(problem))) from None
             import traceback
 
             traceback.print_exc(file=sys.stderr)
