@@ -1,7 +1,7 @@
 """What the user's environment can throw at wwt outside the logs themselves (red-team pass): settings set to
 garbage, odd terminals, bytes that are not UTF-8 in arguments and file names, state files that are not what
 they should be. Each gets one clear line (or is ignored, for a tuning knob) and loses nothing else. Real CLI as
-a subprocess, real engine and worker, real SQLite, the real model."""
+a subprocess, a real MCP client over stdio, real engine and worker, real SQLite, the real model."""
 
 from __future__ import annotations
 
