@@ -215,3 +215,52 @@ def test_every_copied_session_reads_like_the_original(tmp_path):
             (m.role, m.kind, m.text, m.timestamp) for m in source.messages]
         assert (session.title, session.cwd, session.parent_session_id is None) == (
             source.title, source.cwd, source.parent_session_id is None)
+
+
+# ``opencode export <id>`` output. The fixture follows the shape of tomjnsn/agentlogs fixtures/opencode/crud.json
+# and all-tools.json (commit 06dffa3a4eb524e83ebd772b6b69d9c40aca293a, genuine exports from OpenCode 1.1.x:
+# pretty-printed, parts listed out of creation order), with a conversation of our own.
+EXPORT = OWN / "export" / "orbit-session.json"
+
+
+def test_an_export_is_claimed_by_its_content_whatever_its_name(tmp_path):
+    renamed = tmp_path / "2026-01-01-reconnect-leak.json"
+    shutil.copy(EXPORT, renamed)
+    assert parser_for(EXPORT).platform == "opencode" and parser_for(renamed).platform == "opencode"
+    other = tmp_path / "info.json"
+    other.write_text('{"info": {"id": "job-17", "title": "nightly"}, "messages": []}')
+    assert parser_for(other) is None  # an "info" object without OpenCode's session id is someone else's
+
+
+def test_an_export_reads_like_a_stored_session():
+    (session,), report = parse(EXPORT)
+    assert session.session_id == "ses_3c9d1e2f3a4bExportSess01" and session.platform == "opencode"
+    assert session.title == "Reconnect loop leaks sockets" and session.cwd == "/home/ana/code/orbit"
+    assert session.project == "orbit" and session.ended_at == "2026-01-01T10:01:30Z"
+    assert [(m.role, m.kind) for m in session.messages] == [
+        ("user", "text"), ("assistant", "thinking"), ("assistant", "tool_call"), ("user", "tool_result"),
+        ("assistant", "tool_call"), ("user", "tool_result"), ("assistant", "text"), ("user", "text"),
+    ]  # parts in id (creation) order, not in the order the export lists them
+    assert user_texts(session) == [
+        "why does the orbit daemon open a new socket on every reconnect without closing the old one?",
+        "add the close and make @daemon/reconnect_test.go pass",
+    ]
+    assert "Called the Read tool" not in all_text(session)  # synthetic part: OpenCode's, not the user's
+    results = [m for m in session.messages if m.kind == "tool_result"]
+    assert [FLAG_ERROR in m.flags for m in results] == [False, True]
+    assert report.bad_lines == 0 and report.lines == 4
+
+
+def test_a_damaged_export_keeps_the_messages_around_the_damage(tmp_path):
+    text = EXPORT.read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: text.index('"msg_c01a00000012UserThanks"') + 40])  # the last message cut short
+    (session,), report = parse(cut)
+    assert len(user_texts(session)) == 1 and counts(session)[("assistant", "text")] == 1
+    assert report.bad_lines == 1
+    broken = tmp_path / "broken.json"
+    broken.write_text(text.replace('"role": "assistant",\n        "time": {\n          "created": 1767261641000',
+                                   '"role": "assistant",\n        "time": {\n          "created": 17672616410OO', 1))
+    (session,), report = parse(broken)
+    assert len(user_texts(session)) == 2 and counts(session)[("assistant", "text")] == 0
+    assert report.bad_lines == 1

@@ -4,6 +4,7 @@ flattening, tool-call/tool-result rendering. Pure and small so each rule can be 
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import re
 import time
@@ -366,6 +367,12 @@ def iter_json_list(path: Path, report: ParseReport, chunk: int | None = None) ->
         except OSError as exc:
             report.note(f"read error: {exc.strerror or exc}")
         report.end_offset = window.read_bytes
+
+
+def json_list_entries(data: bytes, report: ParseReport) -> Iterator[Any]:
+    """``iter_json_list`` over bytes already read: a JSON list found inside a larger document (a damaged
+    export whose list is salvaged entry by entry)."""
+    yield from _list_entries(_Window(io.BytesIO(data), report, JSON_LIST_CHUNK), report)
 
 
 def _list_entries(w: _Window, report: ParseReport) -> Iterator[Any]:

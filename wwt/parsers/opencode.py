@@ -15,12 +15,16 @@ Decisions:
   ``tool`` part → tool call + its result (``state.output``; ``status: error`` → the error, flagged).
   Snapshots, patches, step markers, agent/subtask/retry/compaction parts are bookkeeping.
 * A JSON-tree session is skipped (noted) when ``opencode.db`` sits beside ``storage/``: OpenCode migrated it.
+* ``opencode export <id>`` writes one session as ``{"info": <session>, "messages": [{"info", "parts"}]}``
+  (pretty-printed, any file name): claimed by its opening ``info`` object with a ``ses_`` id and read like a
+  JSON-tree session. A damaged file keeps the messages before and after the damage.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -28,12 +32,24 @@ from typing import Any
 
 from wwt.models import FLAG_ERROR, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
-from wwt.parsers.common import bound_text, iso_timestamp, load_json_file, nfc, render_tool_call
+from wwt.parsers.common import (
+    bound_text,
+    iso_timestamp,
+    json_list_entries,
+    load_json_file,
+    nfc,
+    render_tool_call,
+)
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "opencode"
 DB_NAME = "opencode.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
+# ``opencode export``: the session object comes first and opens with its ``ses_`` id.
+_EXPORT_HEAD = re.compile(rb'\A\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
+_EXPORT_INFO = re.compile(r'\A\s*\{\s*"info"\s*:\s*')
+_EXPORT_MESSAGES = re.compile(r'\s*,\s*"messages"\s*:\s*')
+MAX_EXPORT_BYTES = 256 * 1024 * 1024
 BOOKKEEPING_PARTS = frozenset(
     {"step-start", "step-finish", "snapshot", "patch", "agent", "subtask", "retry", "compaction", "file"}
 )
@@ -62,8 +78,10 @@ class OpenCodeParser:
             pass
         if path.name.endswith(".db"):
             yield from _parse_db(path, report)
-        else:
+        elif _is_tree_session(path):
             yield from _parse_json_session(path, report)
+        else:
+            yield from _parse_export(path, report)
 
 
 def opencode_data_dir() -> Path:
@@ -74,16 +92,23 @@ def opencode_data_dir() -> Path:
 
 
 def looks_like_opencode(path: Path, head: bytes) -> bool:
-    """``opencode.db`` (an SQLite file by its magic bytes), or a ``storage/session/<project>/ses_*.json`` whose
-    object names its id."""
+    """``opencode.db`` (an SQLite file by its magic bytes), a ``storage/session/<project>/ses_*.json`` whose
+    object names its id, or an ``opencode export`` file (any ``.json`` opening with the session's ``info``)."""
     if path.name == DB_NAME:
         return head.startswith(SQLITE_MAGIC)
-    if not path.name.endswith(".json") or not path.name.startswith("ses_"):
+    if not path.name.endswith(".json"):
         return False
+    if _is_tree_session(path):
+        return head.lstrip().startswith(b"{") and b'"id"' in head
+    return bool(_EXPORT_HEAD.match(head.removeprefix(b"\xef\xbb\xbf")))
+
+
+def _is_tree_session(path: Path) -> bool:
     parents = path.parents
-    if len(parents) < 3 or parents[1].name != "session" or parents[2].name != "storage":
-        return False
-    return head.lstrip().startswith(b"{") and b'"id"' in head
+    return (
+        path.name.startswith("ses_") and len(parents) >= 3 and parents[1].name == "session"
+        and parents[2].name == "storage"
+    )
 
 
 # ------------------------------------------------------------------------------------------- database
@@ -202,6 +227,75 @@ def _parse_json_session(path: Path, report: ParseReport) -> Iterator[Session]:
     session = _build(path, info, messages, parts_by_message, report)
     if session is not None:
         yield session
+
+
+def _parse_export(path: Path, report: ParseReport) -> Iterator[Session]:
+    info, entries = _load_export(path, report)
+    if not isinstance(info, dict) or not isinstance(info.get("id"), str):
+        report.unknown_records += 1
+        report.note("not an OpenCode export: skipped")
+        return
+    messages: list[dict[str, Any]] = []
+    parts_by_message: dict[str, list[dict[str, Any]]] = {}
+    for index, entry in enumerate(entries):
+        message = entry.get("info") if isinstance(entry, dict) else None
+        if not isinstance(message, dict):
+            report.bad_lines += 1
+            continue
+        message.setdefault("id", f"#{index}")
+        messages.append(message)
+        parts = entry.get("parts") if isinstance(entry.get("parts"), list) else []
+        parts_by_message[str(message["id"])] = sorted(
+            (p for p in parts if isinstance(p, dict)), key=lambda p: str(p.get("id"))
+        )
+    messages.sort(key=lambda m: (_created(m), str(m.get("id"))))
+    session = _build(path, info, messages, parts_by_message, report)
+    if session is not None:
+        yield session
+
+
+def _load_export(path: Path, report: ParseReport) -> tuple[Any, list[Any]]:
+    """The export's session object and its message entries. A file that does not decode whole (cut short, a
+    broken entry) is read again entry by entry: the session object first, then each message kept or counted."""
+    try:
+        if path.stat().st_size > MAX_EXPORT_BYTES:
+            report.note(f"file larger than {MAX_EXPORT_BYTES} bytes skipped")
+            return None, []
+        raw = path.read_bytes()
+    except OSError as exc:
+        report.note(f"cannot read: {exc.strerror or exc}")
+        return None, []
+    report.end_offset = len(raw)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        report.bad_lines += 1
+        report.note("invalid UTF-8 (bad bytes replaced)")
+        text = raw.decode("utf-8-sig", errors="replace")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, dict):
+        entries = data.get("messages") if isinstance(data.get("messages"), list) else []
+        report.lines += len(entries)
+        return data.get("info"), entries
+    head = _EXPORT_INFO.match(text)
+    if head is None:
+        report.bad_lines += 1
+        return None, []
+    try:
+        info, end = json.JSONDecoder().raw_decode(text, head.end())
+    except (ValueError, RecursionError):
+        report.bad_lines += 1
+        report.note("malformed JSON (session object)")
+        return None, []
+    tail = _EXPORT_MESSAGES.match(text, end)
+    if tail is None:
+        report.bad_lines += 1
+        report.note("malformed JSON (no message list)")
+        return info, []
+    return info, list(json_list_entries(text[tail.end():].encode("utf-8"), report))
 
 
 def _json_files(folder: Path) -> list[Path]:
