@@ -129,3 +129,51 @@ def test_detection_and_discovery(tmp_path, monkeypatch):
     shutil.copytree(OWN / "User", tmp_path / "config" / "Cursor" / "User")
     found = sorted((p.name, x.platform) for p, x in discover() if x.platform == "cursor")
     assert found == [(TRANSCRIPT.name, "cursor"), ("state.vscdb", "cursor")]
+
+
+# Shapes other readers meet in Cursor CLI transcripts, re-created in our words after jazzyalex/agent-sessions
+# Resources/Fixtures/stage0/agents/cursor/{small,schema_drift}.jsonl and subagent/subagents/child.jsonl
+# (commit 651e854f4dbfaaa1161ffc9015045921ed30cf12) and its CursorSessionParser tests (a subagent lives in
+# agent-transcripts/<parent uuid>/subagents/<uuid>.jsonl).
+COPIED = OWN / "copied" / "orbit-fd-leak.jsonl"
+NESTED = (OWN / "nested" / ".cursor" / "projects" / "home-ana-code-orbit" / "agent-transcripts"
+          / "3f1c2b4a-5d6e-4f70-8a91-b2c3d4e5f607")
+
+
+def test_a_transcript_copied_out_of_agent_transcripts_is_still_cursors():
+    assert parser_for(COPIED).platform == "cursor"
+    (session,), report = parse(COPIED)
+    assert counts(session) == {("user", "text"): 1, ("assistant", "thinking"): 1, ("assistant", "text"): 2,
+                               ("assistant", "tool_call"): 1, ("user", "tool_result"): 1}
+    assert user_texts(session) == ["Which test covers the reconnect path?"]
+
+
+def test_lines_of_other_shapes_are_not_taken_for_a_transcript(tmp_path):
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text('{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n')
+    wrapped = tmp_path / "wrapped.jsonl"  # pi-style: a typed envelope around the message
+    wrapped.write_text('{"type": "message", "id": "m1", "message": {"role": "user", "content": [{"type": "text",'
+                       ' "text": "hi"}]}}\n')
+    plain = tmp_path / "plain.jsonl"  # role + message, but the content is a bare string: too little to go on
+    plain.write_text('{"role": "user", "message": {"content": "hi"}}\n')
+    assert [parser_for(p) for p in (chat, wrapped, plain)] == [None, None, None]
+
+
+def test_a_subagent_transcript_is_a_session_under_its_parent():
+    child = NESTED / "subagents" / "9a8b7c6d-1e2f-4a3b-8c4d-5e6f7a8b9c0d.jsonl"
+    (session,), _ = parse(child)
+    assert session.session_id == "9a8b7c6d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+    assert session.parent_session_id == "3f1c2b4a-5d6e-4f70-8a91-b2c3d4e5f607" and session.project == "orbit"
+    (parent,), _ = parse(NESTED / f"{NESTED.name}.jsonl")
+    assert parent.session_id == NESTED.name and parent.parent_session_id is None
+
+
+def test_keys_and_block_spellings_of_other_versions_are_read():
+    path = NESTED / f"{NESTED.name}.jsonl"
+    assert parser_for(path).platform == "cursor"  # extra keys beside role/message, inside agent-transcripts
+    (session,), report = parse(path)
+    call = next(m for m in session.messages if m.kind == "tool_call")
+    result = next(m for m in session.messages if m.kind == "tool_result")
+    assert call.tool_name == "Task" and "count /proc/self/fd" in call.text
+    assert result.tool_name == "Task" and result.text == "12 descriptors open, 10 of them sockets"
+    assert user_texts(session) == ["count the open descriptors after ten reconnects"]

@@ -5,7 +5,9 @@ Decisions:
 * Transcript lines are ``{role, message: {content: [blocks]}}`` with no time: the session takes the file's
   times (modification = last activity), messages carry none. The typed prompt is the ``<user_query>`` part of
   a user message; what Cursor wraps around it (open files, rules, reminders) is not the user's words. Appended
-  lines are read from the last offset (message ids are byte offsets).
+  lines are read from the last offset (message ids are byte offsets). A subagent's transcript
+  (``<parent id>/subagents/<id>.jsonl``) is its own session under that parent. A copied transcript is
+  recognised outside ``agent-transcripts`` by its lines: exactly ``{role, message: {content: [typed blocks]}}``.
 * The editor database is read like OpenCode's: read-only URI, ``query_only``, never locking the editor's
   writer. ``composerData:<id>`` gives the chat (title, times, ordered bubble headers or, in older versions,
   an inline ``conversation``), ``bubbleId:<id>:<bubble>`` each message (type 1 user, 2 assistant; ``thinking``,
@@ -32,6 +34,12 @@ from wwt.parsers.opencode import SQLITE_MAGIC, open_readonly
 
 PLATFORM = "cursor"
 DB_NAME = "state.vscdb"
+# Block type spellings other readers meet in transcripts (agent-sessions' Cursor parser accepts the same).
+CALL_BLOCKS = frozenset({"tool_use", "tool-use", "tool_call", "tool-call"})
+RESULT_BLOCKS = frozenset({"tool_result", "tool-result"})
+# Keys of other agents' JSONL lines: never in a Cursor transcript line, even one with keys added later.
+OTHER_AGENTS_KEYS = frozenset({"type", "uuid", "parentUuid", "sessionId", "timestamp", "payload", "id"})
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _QUERY_RE = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
 
 
@@ -72,7 +80,8 @@ def cursor_user_dir() -> Path:
 def looks_like_cursor(path: Path, head: bytes) -> bool:
     """The editor's global ``state.vscdb`` (SQLite, under a ``Cursor…/User/globalStorage`` folder) or a
     transcript whose first line is ``{role, message: {content: [...]}}`` and that sits in ``agent-transcripts``
-    or opens with a ``<user_query>``."""
+    (where keys added by later versions are tolerated, other agents' envelope keys are not), opens with a
+    ``<user_query>``, or holds exactly that shape with typed content blocks."""
     if path.name == DB_NAME:
         return (
             head.startswith(SQLITE_MAGIC)
@@ -94,10 +103,21 @@ def looks_like_cursor(path: Path, head: bytes) -> bool:
         message = obj.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("content"), (list, str)):
             return False
-        if set(obj) - {"role", "message"}:
+        in_transcripts = "agent-transcripts" in path.parts
+        extra = set(obj) - {"role", "message"}
+        if extra and (not in_transcripts or extra & OTHER_AGENTS_KEYS):
             return False  # Claude/Qwen/Codex lines carry more keys (uuid, type, timestamp, payload)
-        return "agent-transcripts" in path.parts or b"<user_query>" in raw
+        if in_transcripts or b"<user_query>" in raw:
+            return True
+        return set(message) == {"content"} and _typed_blocks(message["content"])
     return False
+
+
+def _typed_blocks(content: Any) -> bool:
+    """A non-empty list of ``{"type": …}`` content blocks: the transcript's own shape, copied anywhere."""
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(b, dict) and isinstance(b.get("type"), str) for b in content
+    )
 
 
 # ------------------------------------------------------------------------------------------ transcripts
@@ -132,11 +152,18 @@ def user_query_text(text: str) -> str | None:
     return clean_user_text(text)
 
 
+def _parent_of(path: Path) -> str | None:
+    """A subagent's transcript sits in ``agent-transcripts/<parent id>/subagents/`` (ids are UUIDs)."""
+    if path.parent.name != "subagents" or not _UUID_RE.fullmatch(path.parent.parent.name):
+        return None
+    return path.parent.parent.name
+
+
 def _parse_transcript(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
     started, ended = _file_times(path)
     sid = path.stem
     session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), project=_project_of(path),
-                      started_at=started, ended_at=ended)
+                      started_at=started, ended_at=ended, parent_session_id=_parent_of(path))
     for offset, _end, obj in iter_jsonl(path, report, start_offset):
         role = obj.get("role")
         message = obj.get("message")
@@ -160,11 +187,13 @@ def _user_blocks(mid: str, blocks: list[Any], report: ParseReport) -> list[Messa
     for index, block in enumerate(blocks):
         if not isinstance(block, dict):
             continue
-        if block.get("type") == "tool_result":
+        if block.get("type") in RESULT_BLOCKS:
             text = flatten_text(block.get("content"))
             failed = bool(block.get("is_error"))
+            name = block.get("name") if isinstance(block.get("name"), str) else None
             out.append(Message(f"{mid}#result:{block.get('tool_use_id') or index}", "user", "tool_result",
-                               nfc(bound_text(text)), flags=frozenset({FLAG_ERROR}) if failed else frozenset()))
+                               nfc(bound_text(text)), tool_name=name,
+                               flags=frozenset({FLAG_ERROR}) if failed else frozenset()))
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
     if texts:
@@ -186,7 +215,7 @@ def _assistant_blocks(mid: str, blocks: list[Any]) -> list[Message]:
             out.append(Message(f"{mid}#{index}", "assistant", "text", nfc(block["text"].strip())))
         elif btype == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"].strip():
             out.append(Message(f"{mid}#{index}", "assistant", "thinking", nfc(block["thinking"].strip())))
-        elif btype == "tool_use":
+        elif btype in CALL_BLOCKS:
             name = block.get("name") if isinstance(block.get("name"), str) else "tool"
             out.append(Message(f"{mid}#call:{block.get('id') or index}", "assistant", "tool_call",
                                nfc(render_tool_call(name, block.get("input"))), tool_name=name))
