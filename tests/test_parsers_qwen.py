@@ -148,3 +148,41 @@ def test_parse_file_redacts_and_keeps_platform(tmp_path):
     sessions, report = parse_file(path)
     assert report.platform == "qwen-code"
     assert "AKIAIOSFODNN7EXAMPLE" not in all_text(sessions[0]) and report.redactions >= 1
+
+
+# A rewind, written as Qwen Code's ChatRecordingService.rewindRecording does (QwenLM/qwen-code: a ``system``
+# record, subtype ``rewind``, parented to the last record kept, ``systemPayload.truncatedCount``; its
+# sessionService test "accepts the abandoned branch created by a rewind marker" resumes root → rewind →
+# replacement), in the shape of jazzyalex/agent-sessions stage0/agents/qwen/019f…0004.jsonl (commit 651e854f).
+REWOUND = Path(__file__).parent / "fixtures" / "qwen" / "5d2e8f14-7c3a-4b9e-a1d6-0f2e3c4b5a69.jsonl"
+
+
+def test_a_rewind_drops_the_abandoned_turn_and_its_title():
+    session, report = only(REWOUND)
+    assert user_texts(session) == ["list the ledger accounts with a negative balance",
+                                   "archive them instead of deleting"]
+    assert "Deleting acc-104" not in all_text(session)
+    assert session.title == "Negative ledger balances"  # the abandoned branch's title went with it
+    assert counts(session) == {("user", "text"): 2, ("assistant", "text"): 3, ("assistant", "tool_call"): 1,
+                               ("user", "tool_result"): 1}
+
+
+def test_a_rewind_to_the_start_keeps_only_what_follows(tmp_path):
+    lines = REWOUND.read_text().splitlines(keepends=True)
+    path = tmp_path / REWOUND.name
+    path.write_text("".join(lines[:8]) + lines[8].replace('"parentUuid": "5d2e8f14-0000-4000-8000-000000000005"',
+                                                          '"parentUuid": null') + "".join(lines[9:]))
+    session, _ = only(path)
+    assert user_texts(session) == ["archive them instead of deleting"] and session.title is None
+
+
+def test_a_rewind_appended_after_a_parse_asks_for_a_whole_reparse(tmp_path):
+    lines = REWOUND.read_bytes().splitlines(keepends=True)
+    path = tmp_path / REWOUND.name
+    path.write_bytes(b"".join(lines[:8]))
+    (first,), report = parse(path)
+    assert "now delete those three accounts" in user_texts(first)
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines[8:]))
+    _, more = parse(path, report.end_offset)
+    assert more.requires_full_reparse

@@ -14,6 +14,8 @@ Decisions:
 * ``system`` records: ``custom_title`` gives the title (last wins), ``parent_session`` the parent, a
   ``slash_command`` invocation with arguments is kept as ``/name args`` (a bare command is a UI action);
   the other subtypes (telemetry, compression checkpoints, snapshots…) are bookkeeping, skipped silently.
+* A ``system`` ``rewind`` record (parented to the last record kept) drops the messages and titles of the
+  records that are not its ancestors: the abandoned branch (``_Chain``).
 * A subagent transcript (``subagents/…/agent-*.jsonl``, records with ``isSidechain``/``agentId``) is its own
   session ``<sessionId>:<file stem>`` whose parent is ``sessionId``; sidechain lines in a main file are flagged.
 """
@@ -111,6 +113,7 @@ def _in_qwen_chats(path: Path) -> bool:
 
 def _parse(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
     sessions: dict[str, Session] = {}
+    chains: dict[str, _Chain] = {}
     for offset, _end, obj in iter_jsonl(path, report, start_offset):
         if not is_qwen_record(obj) and not (obj.get("type") == "system" and "sessionId" in obj):
             report.unknown_records += 1
@@ -122,13 +125,55 @@ def _parse(path: Path, report: ParseReport, start_offset: int) -> Iterator[Sessi
         session = sessions.get(sid)
         if session is None:
             session = sessions[sid] = _new_session(path, sid.strip(), obj)
+            chains[sid] = _Chain()
+        chain = chains[sid]
+        if obj.get("type") == "system" and obj.get("subtype") == "rewind":
+            if start_offset:
+                report.requires_full_reparse = True  # it drops lines an earlier parse already kept
+            chain.rewind(obj, session)
         _apply(obj, offset, session, report)
+        chain.record(obj, session)
     for session in sessions.values():
         stamps = [m.timestamp for m in session.messages if m.timestamp]
         session.started_at = min(stamps) if stamps else None
         session.ended_at = max(stamps) if stamps else None
         if session.messages or session.title:
             yield session
+
+
+class _Chain:
+    """The ``uuid``/``parentUuid`` links of one session's records, for ``rewind`` records: Qwen writes one
+    (``system``, subtype ``rewind``) when the user rewinds, parented to the last record kept; the records
+    written after the rewound point are off the conversation from then on (Qwen's own resume drops them)."""
+
+    def __init__(self) -> None:
+        self.parents: dict[str, str | None] = {}
+        self.titles: list[tuple[str, str]] = []  # (record uuid, title) of each custom_title, in file order
+
+    def record(self, obj: dict[str, Any], session: Session) -> None:
+        uid = obj.get("uuid")
+        if not isinstance(uid, str):
+            return
+        parent = obj.get("parentUuid")
+        self.parents.setdefault(uid, parent if isinstance(parent, str) else None)
+        if obj.get("type") == "system" and obj.get("subtype") == "custom_title" and session.title:
+            self.titles.append((uid, session.title))
+
+    def rewind(self, obj: dict[str, Any], session: Session) -> None:
+        target = obj.get("parentUuid")
+        if target is not None and (not isinstance(target, str) or target not in self.parents):
+            return  # rewound to a point this file does not hold: nothing is known to be abandoned
+        kept: set[str] = set()
+        while isinstance(target, str) and target not in kept:
+            kept.add(target)
+            target = self.parents.get(target)
+        dropped = {uid for uid in self.parents if uid not in kept}
+        session.messages = [
+            m for m in session.messages
+            if FLAG_SIDECHAIN in m.flags or m.native_id.split("#", 1)[0] not in dropped
+        ]
+        self.titles = [(uid, title) for uid, title in self.titles if uid not in dropped]
+        session.title = self.titles[-1][1] if self.titles else None
 
 
 def _new_session(path: Path, sid: str, obj: dict[str, Any]) -> Session:
