@@ -8,7 +8,7 @@ import shutil
 from functools import partial
 from pathlib import Path
 
-from parser_helpers import all_text, counts, only_session, run_parser, user_texts
+from parser_helpers import all_text, counts, only_session, run_parser, user_texts, write_jsonl
 
 from wwt.models import FLAG_ERROR, FLAG_QUEUED
 from wwt.parsers import parse_file, parser_for
@@ -186,3 +186,23 @@ def test_a_rewind_appended_after_a_parse_asks_for_a_whole_reparse(tmp_path):
         fh.write(b"".join(lines[8:]))
     _, more = parse(path, report.end_offset)
     assert more.requires_full_reparse
+
+
+def test_hook_context_parts_are_not_the_users_words(tmp_path):
+    """Qwen Code adds a UserPromptSubmit/SessionStart hook's context as its own part, wrapped in
+    ``<qwen:…-context>`` (Qwen's hooks docs; agent-sessions' QwenIntegrationTests replays a record without
+    ``systemPayload``, where only the model-bound parts are left to read)."""
+    record = {
+        "uuid": "0d4c3b2a-0000-4000-8000-000000000001", "parentUuid": None,
+        "sessionId": "0d4c3b2a-1e2f-4a5b-8c6d-7e8f9a0b1c2d", "timestamp": "2026-08-04T08:00:00.000Z",
+        "type": "user", "cwd": "/home/mina/src/ledger", "version": "0.21.13",
+        "message": {"role": "user", "parts": [
+            {"text": "<qwen:session-start-context>\nLedger amounts are integer cents.\n</qwen:session-start-context>"},
+            {"text": "why is the refund total off by one cent?"},
+            {"text": "<qwen:user-prompt-submit-context>\nCurrent branch: fix/rounding\n"
+                     "</qwen:user-prompt-submit-context>"},
+        ]},
+    }
+    path = write_jsonl(tmp_path / "chats" / "0d4c3b2a-1e2f-4a5b-8c6d-7e8f9a0b1c2d.jsonl", [record])
+    session, _ = only(path)
+    assert user_texts(session) == ["why is the refund total off by one cent?"]

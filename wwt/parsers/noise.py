@@ -62,6 +62,12 @@ TAG_RULES: tuple[TagRule, ...] = (
     TagRule("subagent_notification", "codex", "<subagent_notification>done</subagent_notification>", None),
     TagRule("session_context", "gemini", "<session_context>cwd</session_context>", None),
     TagRule("hook_context", "gemini", "<hook_context>x</hook_context>", None),
+    # Qwen Code wraps hook output (UserPromptSubmit / SessionStart additionalContext) in its own part; a user
+    # record without systemPayload.displayText carries it among the model-bound parts.
+    TagRule("qwen:user-prompt-submit-context", "qwen",
+            "fix it\n<qwen:user-prompt-submit-context>\nbranch rules\n</qwen:user-prompt-submit-context>", "fix it"),
+    TagRule("qwen:session-start-context", "qwen",
+            "<qwen:session-start-context>\nrepo notes\n</qwen:session-start-context>", None),
 )
 
 PATTERN_RULES: tuple[PatternRule, ...] = (
