@@ -7,7 +7,7 @@ import shutil
 from functools import partial
 from pathlib import Path
 
-from parser_helpers import all_text, counts, only_session, run_parser, user_texts
+from parser_helpers import all_text, counts, only_session, run_parser, user_texts, write_jsonl
 
 from wwt.models import FLAG_ERROR
 from wwt.parsers import parser_for
@@ -104,3 +104,41 @@ def test_detection(tmp_path):
     copy = tmp_path / "x.json"
     shutil.copy(OWN / "session-state" / SID / "workspace.yaml", copy)
     assert not PARSER.detect(copy, read_head(copy))
+
+
+def _genuine_shaped_events() -> list[dict]:
+    """A turn as Copilot CLI 1.0.x writes it: ``tool.execution_complete`` names no tool (genuine logs:
+    Mai0313/VibeCodingTracker tests/fixtures/sessions/copilot.jsonl at 7acc4bcc, CLI 1.0.34, and
+    jazzyalex/agent-sessions stage0/agents/copilot/small.jsonl at 651e854f); the events are our own."""
+    sid = "2b7c9e40-5d1a-4f3b-9c8e-7a6b5c4d3e2f"
+    start = {"type": "session.start", "data": {"sessionId": sid, "copilotVersion": "1.0.34",
+             "startTime": "2026-09-11T09:00:00.000Z", "context": {"cwd": "/home/jun/work/tide-api"}},
+             "id": "s-1", "timestamp": "2026-09-11T09:00:00.000Z", "parentId": None}
+    ask = {"type": "user.message", "data": {"content": "which queue does the retry worker read?"}, "id": "s-2",
+           "timestamp": "2026-09-11T09:00:05.000Z", "parentId": "s-1"}
+    request = {"type": "assistant.message", "data": {"messageId": "m-9", "content": "", "toolRequests": [
+        {"toolCallId": "toolu_q1", "name": "grep", "arguments": {"pattern": "RETRY_QUEUE"}, "type": "function"}]},
+        "id": "s-3", "timestamp": "2026-09-11T09:00:07.000Z", "parentId": "s-2"}
+    started = {"type": "tool.execution_start", "data": {"toolCallId": "toolu_q1", "toolName": "grep",
+               "arguments": {"pattern": "RETRY_QUEUE"}}, "id": "s-4", "timestamp": "2026-09-11T09:00:07.100Z",
+               "parentId": "s-3"}
+    done = {"type": "tool.execution_complete", "data": {"toolCallId": "toolu_q1", "success": True,
+            "result": {"content": "tide/worker.py:8:RETRY_QUEUE = 'tide.retry'"}}, "id": "s-5",
+            "timestamp": "2026-09-11T09:00:07.300Z", "parentId": "s-4"}
+    return [start, ask, request, started, done]
+
+
+def test_a_tool_result_is_named_after_its_call(tmp_path):
+    path = write_jsonl(tmp_path / "session-state" / "2b7c9e40-5d1a-4f3b-9c8e-7a6b5c4d3e2f" / "events.jsonl",
+                       _genuine_shaped_events())
+    (session,), _ = parse(path)
+    (result,) = [m for m in session.messages if m.kind == "tool_result"]
+    assert result.tool_name == "grep"
+    # A result appended after a parse that already read its call is named too.
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:4]))
+    _, report = parse(path)
+    with open(path, "ab") as fh:
+        fh.write(lines[4])
+    (more,), _ = parse(path, report.end_offset)
+    assert [(m.kind, m.tool_name) for m in more.messages] == [("tool_result", "grep")]

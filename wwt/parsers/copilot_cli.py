@@ -6,7 +6,7 @@ Decisions:
   ``session.start`` (id, cwd, git root, branch), ``user.message`` (``data.content`` is what was typed;
   ``transformedContent`` is the model-bound copy with injected context and is never read), ``assistant.message``
   (text + ``toolRequests``), ``assistant.reasoning`` (thinking), ``tool.execution_complete`` (result; ``success:
-  false`` flags an error). ``tool.execution_start`` repeats a tool request and the other event kinds are
+  false`` flags an error; named after its call, as the event itself carries no tool name). ``tool.execution_start`` repeats a tool request and the other event kinds are
   lifecycle/telemetry: skipped silently; an event type never seen before is counted unknown.
 * The session folder's ``workspace.yaml`` ``summary`` is the title (read line by line: no YAML dependency).
 * The legacy ``.json`` is one object ``{sessionId, startTime, chatMessages, timeline}`` with OpenAI-style chat
@@ -30,6 +30,7 @@ from wwt.parsers.common import (
     iso_timestamp,
     iter_jsonl,
     load_json_file,
+    lookback_offset,
     nfc,
     render_tool_call,
 )
@@ -41,6 +42,7 @@ IGNORED_EVENTS = frozenset({"tool.execution_start", "tool.execution_partial_resu
 # Frequent events that carry no conversation text (turn markers, model switches, notices).
 LIFECYCLE_EVENTS = frozenset({"assistant.turn_start", "assistant.turn_end", "session.info", "session.model_change",
                               "session.resume", "session.truncation", "assistant.usage"})
+NAME_LOOKBACK = 64  # lines re-read on resume to name the tools whose results are appended
 _SUMMARY_RE = re.compile(r"^summary:[ \t]*(.*)$", re.MULTILINE)
 
 
@@ -128,14 +130,36 @@ def _set_project(session: Session, cwd: Any, root: Any = None) -> None:
         session.project = project_name(session.project_path)
 
 
+def _remember_tool_names(etype: str, data: dict[str, Any], names: dict[str, str]) -> None:
+    """Call id → tool name, from the requests and their ``tool.execution_start`` (``tool.execution_complete``
+    does not repeat the name)."""
+    if etype == "tool.execution_start":
+        if isinstance(data.get("toolCallId"), str) and isinstance(data.get("toolName"), str):
+            names[data["toolCallId"]] = data["toolName"]
+    elif etype == "assistant.message" and isinstance(data.get("toolRequests"), list):
+        for request in data["toolRequests"]:
+            if isinstance(request, dict) and isinstance(request.get("toolCallId"), str):
+                if isinstance(request.get("name"), str):
+                    names[request["toolCallId"]] = request["name"]
+
+
 def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
     folder_id = path.parent.name if path.name == "events.jsonl" else path.stem
     session = Session(session_id=folder_id, platform=PLATFORM, source_path=str(path))
+    names: dict[str, str] = {}
+    if start_offset:  # a result appended now may answer a call read by the previous parse
+        back = lookback_offset(path, start_offset, NAME_LOOKBACK)
+        for offset, _end, obj in iter_jsonl(path, ParseReport(path=str(path)), back):
+            if offset >= start_offset:
+                break
+            if is_event(obj):
+                _remember_tool_names(obj["type"], obj["data"], names)
     for offset, _end, obj in iter_jsonl(path, report, start_offset):
         if not is_event(obj):
             report.unknown_records += 1
             continue
         etype, data = obj["type"], obj["data"]
+        _remember_tool_names(etype, data, names)
         if etype in IGNORED_EVENTS or etype in LIFECYCLE_EVENTS:
             continue
         eid = str(obj.get("id") or f"@{offset}")
@@ -164,7 +188,7 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
             if isinstance(text, str) and text.strip():
                 session.messages.append(Message(eid, "assistant", "thinking", nfc(text.strip()), ts, parent_id=parent))
         elif etype == "tool.execution_complete":
-            session.messages.append(_tool_result(eid, data, ts, parent))
+            session.messages.append(_tool_result(eid, data, ts, parent, names))
         elif etype not in IGNORED_EVENTS and not etype.startswith(("session.", "assistant.", "hook.", "subagent.")):
             report.unknown_records += 1
     session.title = _read_title(path.parent) if path.name == "events.jsonl" else None
@@ -194,7 +218,7 @@ def _assistant(eid: str, data: dict[str, Any], ts: str | None, parent: str | Non
     return out
 
 
-def _tool_result(eid: str, data: dict[str, Any], ts: str | None, parent: str | None) -> Message:
+def _tool_result(eid: str, data: dict[str, Any], ts: str | None, parent: str | None, names: dict[str, str]) -> Message:
     result = data.get("result")
     error = data.get("error")
     if isinstance(result, dict):
@@ -204,7 +228,7 @@ def _tool_result(eid: str, data: dict[str, Any], ts: str | None, parent: str | N
     if not text and error:
         text = error.get("message", "") if isinstance(error, dict) else str(error)
     failed = data.get("success") is False or bool(error)
-    name = data.get("toolName") if isinstance(data.get("toolName"), str) else None
+    name = data.get("toolName") if isinstance(data.get("toolName"), str) else names.get(str(data.get("toolCallId")))
     return Message(f"{eid}#result", "user", "tool_result", nfc(bound_text(str(text or ""))), ts, tool_name=name,
                    parent_id=parent, flags=frozenset({FLAG_ERROR}) if failed else frozenset())
 
