@@ -421,6 +421,27 @@ def test_broken_json_file_counts_and_yields_nothing(tmp_path: Path) -> None:
     assert sessions == [] and report.bad_lines == 1
 
 
+def test_legacy_json_cut_mid_write_keeps_the_messages_before_the_cut(tmp_path: Path) -> None:
+    """The legacy ``.json`` is rewritten whole on every message (not atomically): a crash mid-write leaves a
+    cut file, which must lose only what the cut destroyed."""
+    text = (REAL / "VibeCodingTracker@3d28cf6__test_conversation_gemini.json").read_text(encoding="utf-8")
+    path = tmp_path / "session-2025-10-11T13-00-2d9ea14f.json"
+    path.write_text(text[: text.rindex('"timestamp"')], encoding="utf-8")  # inside the last gemini answer
+    session, report = only(path)
+    assert session.session_id == "2d9ea14f-1e4e-44f6-8bf5-7a7819cb1cd9"
+    assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 12, ("assistant", "thinking"): 12}
+    assert report.bad_lines == 1
+
+
+def test_legacy_json_with_one_broken_message_keeps_the_others(tmp_path: Path) -> None:
+    text = (REAL / "VibeCodingTracker@3d28cf6__test_conversation_gemini.json").read_text(encoding="utf-8")
+    path = tmp_path / "session-2025-10-11T13-00-2d9ea14f.json"
+    path.write_text(text.replace('"type": "gemini",', '"type": "gemini",,', 1), encoding="utf-8")
+    session, report = only(path)
+    assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 12, ("assistant", "thinking"): 12}
+    assert report.bad_lines == 1 and session.ended_at == "2025-10-11T13:02:03.227Z"
+
+
 def test_default_roots_honour_gemini_cli_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

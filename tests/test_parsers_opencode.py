@@ -264,3 +264,11 @@ def test_a_damaged_export_keeps_the_messages_around_the_damage(tmp_path):
     (session,), report = parse(broken)
     assert len(user_texts(session)) == 2 and counts(session)[("assistant", "text")] == 0
     assert report.bad_lines == 1
+
+
+def test_an_export_whose_session_object_is_damaged_keeps_its_messages(tmp_path):
+    broken = tmp_path / "broken-info.json"
+    broken.write_text(EXPORT.read_text().replace('"title": "Reconnect loop leaks sockets"', '"title": Reconnect'))
+    (session,), report = parse(broken)
+    assert session.session_id == "ses_3c9d1e2f3a4bExportSess01"  # named by its messages
+    assert len(user_texts(session)) == 2 and report.bad_lines == 1

@@ -272,6 +272,82 @@ def load_json_file(path: Path, report: ParseReport, max_bytes: int = 256 * 1024 
         return None
 
 
+def load_json_object(
+    path: Path, report: ParseReport, list_key: str, max_bytes: int = 256 * 1024 * 1024
+) -> Any:
+    """``load_json_file`` for a session written whole as one object holding its messages in ``list_key``
+    (Gemini's legacy ``.json``, an OpenCode export). When the file does not decode whole (cut short by a crash
+    mid-write, one broken entry), the fields before the damage and every intact entry of the list are kept:
+    only the damaged part is lost (counted, noted)."""
+    try:
+        if path.stat().st_size > max_bytes:
+            report.note(f"file larger than {max_bytes} bytes skipped")
+            return None
+        raw = path.read_bytes()
+    except OSError as exc:
+        report.note(f"cannot read: {exc.strerror or exc}")
+        return None
+    report.end_offset = len(raw)
+    try:
+        return json.loads(raw)  # the common case; also UTF-16/32 files, as json detects them
+    except (ValueError, RecursionError):  # UnicodeDecodeError included
+        pass
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        report.bad_lines += 1
+        report.note("invalid UTF-8 (bad bytes replaced)")
+        text = raw.decode("utf-8-sig", errors="replace")
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+    salvaged = _salvage_object(text, list_key, report)
+    if salvaged is None:
+        report.bad_lines += 1
+        report.note("malformed JSON")
+    return salvaged
+
+
+def _salvage_object(text: str, list_key: str, report: ParseReport) -> dict[str, Any] | None:
+    """The fields of a damaged JSON object decoded one by one up to the damage; the ``list_key`` list entry by
+    entry (``json_list_entries``), also when it is found only after a damaged field."""
+    pos = _WS.match(text).end()  # type: ignore[union-attr]
+    if not text.startswith("{", pos):
+        return None
+    pos += 1
+    out: dict[str, Any] = {}
+    while True:
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if text.startswith(",", pos):
+            pos += 1
+            continue
+        if pos >= len(text) or text.startswith("}", pos):
+            return out
+        try:
+            key, pos = _DECODER.raw_decode(text, pos)
+            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+            if not isinstance(key, str) or not text.startswith(":", pos):
+                raise ValueError("not a key")
+            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+        except (ValueError, RecursionError):
+            break
+        try:
+            out[key], pos = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            if key == list_key and text.startswith("[", pos):
+                out[key] = list(json_list_entries(text[pos:].encode("utf-8"), report))
+                return out
+            break
+    report.bad_lines += 1
+    report.note(f"malformed JSON: fields after {len(out)} kept ones skipped")
+    if list_key not in out:  # the list may still follow the damaged field
+        found = re.search(r'"' + re.escape(list_key) + r'"\s*:\s*(?=\[)', text[pos:])
+        if found is not None:
+            out[list_key] = list(json_list_entries(text[pos + found.end():].encode("utf-8"), report))
+    return out
+
+
 JSON_LIST_CHUNK = 1 << 18  # bytes read per refill of the window over a JSON list: its text stays near 1 MiB in
 # memory even when an emoji makes Python keep every character in 4 bytes (a 1 MiB read held 4 MiB, twice over)
 MAX_ENTRY_CHARS = 64 << 20  # one list entry may not hold the window open beyond this

@@ -40,7 +40,7 @@ from wwt.parsers.common import (
     bound_text,
     iso_timestamp,
     iter_jsonl,
-    load_json_file,
+    load_json_object,
     lookback_offset,
     nfc,
     render_tool_call,
@@ -254,7 +254,7 @@ def _is_jsonl(path: Path, report: ParseReport) -> bool:
 
 
 def _parse_json(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
-    data = load_json_file(path, report)
+    data = load_json_object(path, report, "messages")  # a file cut mid-write keeps its intact messages
     if data is None:
         return
     if start_offset:

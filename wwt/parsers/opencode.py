@@ -35,8 +35,8 @@ from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
     bound_text,
     iso_timestamp,
-    json_list_entries,
     load_json_file,
+    load_json_object,
     nfc,
     render_tool_call,
 )
@@ -47,9 +47,6 @@ DB_NAME = "opencode.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # ``opencode export``: the session object comes first and opens with its ``ses_`` id.
 _EXPORT_HEAD = re.compile(rb'\A\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
-_EXPORT_INFO = re.compile(r'\A\s*\{\s*"info"\s*:\s*')
-_EXPORT_MESSAGES = re.compile(r'\s*,\s*"messages"\s*:\s*')
-MAX_EXPORT_BYTES = 256 * 1024 * 1024
 BOOKKEEPING_PARTS = frozenset(
     {"step-start", "step-finish", "snapshot", "patch", "agent", "subtask", "retry", "compaction", "file"}
 )
@@ -230,11 +227,18 @@ def _parse_json_session(path: Path, report: ParseReport) -> Iterator[Session]:
 
 
 def _parse_export(path: Path, report: ParseReport) -> Iterator[Session]:
-    info, entries = _load_export(path, report)
+    data = load_json_object(path, report, "messages")
+    info = data.get("info") if isinstance(data, dict) else None
+    entries = data.get("messages") if isinstance(data, dict) and isinstance(data.get("messages"), list) else []
+    report.lines += len(entries)
     if not isinstance(info, dict) or not isinstance(info.get("id"), str):
-        report.unknown_records += 1
-        report.note("not an OpenCode export: skipped")
-        return
+        sid = next((e["info"]["sessionID"] for e in entries if isinstance(e, dict) and isinstance(e.get("info"), dict)
+                    and isinstance(e["info"].get("sessionID"), str)), None)
+        if sid is None:
+            report.unknown_records += 1
+            report.note("not an OpenCode export: skipped")
+            return
+        info = {"id": sid}  # the session object was damaged: its messages still name the session
     messages: list[dict[str, Any]] = []
     parts_by_message: dict[str, list[dict[str, Any]]] = {}
     for index, entry in enumerate(entries):
@@ -252,50 +256,6 @@ def _parse_export(path: Path, report: ParseReport) -> Iterator[Session]:
     session = _build(path, info, messages, parts_by_message, report)
     if session is not None:
         yield session
-
-
-def _load_export(path: Path, report: ParseReport) -> tuple[Any, list[Any]]:
-    """The export's session object and its message entries. A file that does not decode whole (cut short, a
-    broken entry) is read again entry by entry: the session object first, then each message kept or counted."""
-    try:
-        if path.stat().st_size > MAX_EXPORT_BYTES:
-            report.note(f"file larger than {MAX_EXPORT_BYTES} bytes skipped")
-            return None, []
-        raw = path.read_bytes()
-    except OSError as exc:
-        report.note(f"cannot read: {exc.strerror or exc}")
-        return None, []
-    report.end_offset = len(raw)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        report.bad_lines += 1
-        report.note("invalid UTF-8 (bad bytes replaced)")
-        text = raw.decode("utf-8-sig", errors="replace")
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        data = None
-    if isinstance(data, dict):
-        entries = data.get("messages") if isinstance(data.get("messages"), list) else []
-        report.lines += len(entries)
-        return data.get("info"), entries
-    head = _EXPORT_INFO.match(text)
-    if head is None:
-        report.bad_lines += 1
-        return None, []
-    try:
-        info, end = json.JSONDecoder().raw_decode(text, head.end())
-    except (ValueError, RecursionError):
-        report.bad_lines += 1
-        report.note("malformed JSON (session object)")
-        return None, []
-    tail = _EXPORT_MESSAGES.match(text, end)
-    if tail is None:
-        report.bad_lines += 1
-        report.note("malformed JSON (no message list)")
-        return info, []
-    return info, list(json_list_entries(text[tail.end():].encode("utf-8"), report))
 
 
 def _json_files(folder: Path) -> list[Path]:
