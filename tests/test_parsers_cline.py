@@ -1,6 +1,7 @@
 """Cline and Roo Code parsers: task folders written after the extensions' ClineMessage list (ui_messages.json,
 JSON.stringify'd, the task as the first ``say: text``), expectations by hand; the model-bound copy with
-<environment_details> (api_conversation_history.json) is never read as the user's words."""
+<environment_details> (api_conversation_history.json) is read only when the UI log is missing, and then only
+what the extension wrapped as the user's (<task>, <feedback>, <answer>) counts as their words."""
 
 from __future__ import annotations
 
@@ -143,3 +144,48 @@ def test_the_read_window_holds_about_a_mebibyte_even_when_every_character_takes_
     report = ParseReport(path=str(path))
     assert sum(1 for _ in iter_json_list(path, report)) == 30_000 and report.bad_lines == 0
     assert max(widest) * 4 <= (1 << 20) + 4 * longest
+
+
+# A task folder holding only the model-bound history. Record shapes after tomjnsn/agentlogs
+# fixtures/cline/crud.json (commit 06dffa3a, a genuine api_conversation_history.json of Cline CLI 2.2.0 /
+# Cline 3.58.0: <task>, notices, <environment_details> with "# Current Time", "[tool for 'x'] Result:" texts,
+# <feedback> after attempt_completion) plus the older one-block <answer> reply; the conversation is our own.
+HISTORY = (OWN / "history-only" / "saoudrizwan.claude-dev" / "tasks" / "1767970000000"
+           / "api_conversation_history.json")
+
+
+def test_a_history_without_its_ui_log_is_the_session():
+    assert parser_for(HISTORY).platform == "cline"
+    (session,), report = run_parser(ClineParser(), HISTORY)
+    assert session.session_id == "1767970000000" and session.project == "ledger"
+    assert session.cwd == "/home/mina/src/ledger"
+    assert user_texts(session) == ["refunds round half-cents the wrong way, find where",
+                                   "change it to half-even and run the refund tests", "half-even, fix the test"]
+    assert session.title == "refunds round half-cents the wrong way, find where"
+    text = all_text(session)
+    assert "environment_details" not in text and "task_progress" not in text and "has provided feedback" not in text
+    assert session.started_at == "2026-01-09T14:46:40Z" and session.ended_at == "2026-01-09T14:52:10Z"  # UTC+1
+    assert counts(session) == {("user", "text"): 3, ("assistant", "thinking"): 1, ("assistant", "text"): 2,
+                               ("assistant", "tool_call"): 3, ("user", "tool_result"): 4}
+    failed = [m for m in session.messages if FLAG_ERROR in m.flags]
+    assert [m.tool_name for m in failed] == ["execute_command"]
+    assert report.bad_lines == 0
+
+
+def test_a_history_beside_its_ui_log_or_under_another_name(tmp_path):
+    task = tmp_path / "saoudrizwan.claude-dev" / "tasks" / "1767970000000"
+    task.mkdir(parents=True)
+    shutil.copy(HISTORY, task / HISTORY.name)
+    shutil.copy(CLINE, task / "ui_messages.json")
+    assert parser_for(task / HISTORY.name) is None  # the UI log is the session; the history is not read twice
+    saved = tmp_path / "refund-task.json"
+    shutil.copy(HISTORY, saved)
+    (session,), _ = run_parser(ClineParser(), saved)
+    assert parser_for(saved).platform == "cline" and session.session_id == "refund-task"
+    roo = tmp_path / "rooveterinaryinc.roo-cline" / "tasks" / "1767970000000" / HISTORY.name
+    roo.parent.mkdir(parents=True)
+    shutil.copy(HISTORY, roo)
+    assert parser_for(roo).platform == "roo-code"
+    other = tmp_path / "chat.json"  # an Anthropic-style message list that no Cline task opened
+    other.write_text('[{"role": "user", "content": [{"type": "text", "text": "hi"}]}]')
+    assert parser_for(other) is None

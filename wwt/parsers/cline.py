@@ -8,7 +8,7 @@ Decisions:
   (``ts``, epoch ms), the user's own words (the task — the first entry, a ``say: text`` that ``startTask``
   writes — and ``say: user_feedback`` replies) free of the
   ``<environment_details>`` the extension appends to the model-bound copy in ``api_conversation_history.json``
-  (never indexed).
+  (read only when no ``ui_messages.json`` sits beside it: ``cline_history.py``).
 * Map: ``text``/``completion_result``/a ``followup`` question/``plan_mode_respond`` → assistant text;
   ``reasoning`` → thinking; ``tool`` (JSON ``{tool, path, …}``) and ``command`` → tool call;
   ``command_output`` → tool result; ``error``/``diff_error`` → an error result. API bookkeeping
@@ -31,6 +31,7 @@ from typing import Any
 
 from wwt.models import FLAG_ERROR, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
+from wwt.parsers.cline_history import looks_like_history, parse_history
 from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, render_tool_call
 from wwt.parsers.noise import clean_user_text
 
@@ -64,7 +65,7 @@ class ClineParser:
         ]
 
     def detect(self, path: Path, head: bytes) -> bool:
-        return looks_like_task_log(path, head) and self.owns(path)
+        return (looks_like_task_log(path, head) or looks_like_history(path, head)) and self.owns(path)
 
     def owns(self, path: Path) -> bool:
         """Cline claims every task log that is not under Roo Code's storage (a copied task folder included)."""
@@ -74,7 +75,11 @@ class ClineParser:
         report.platform = self.platform
         if start_offset:
             report.requires_full_reparse = True  # rewritten whole
-        yield from parse_task(Path(path), report, self.platform)
+        path = Path(path)
+        if path.name == FILE_NAME:
+            yield from parse_task(path, report, self.platform)
+        else:
+            yield from parse_history(path, report, self.platform)
 
 
 def looks_like_task_log(path: Path, head: bytes) -> bool:
