@@ -178,3 +178,39 @@ def test_a_history_parses_the_same_whatever_the_block_edges(tmp_path, monkeypatc
         monkeypatch.setattr(aider, "_BLOCK", rng.choice([8, 17, 64]))
         assert parsed(path) == whole, lines
         monkeypatch.undo()
+
+
+def test_a_chat_command_logged_again_as_a_prompt_is_one_prompt(tmp_path):
+    """``/code X`` (also /ask, /architect, /context) hands X to a new chat, which logs it again as ``#### X``;
+    ``/help X`` logs ``# Question: X`` followed by the documentation Aider retrieved (aider/commands.py
+    ``_generic_chat_command`` and ``cmd_help``; seen in genuine histories, e.g. AndrewJacop/Simple-Calulator
+    .aider.chat.history.md at 8424ac2d). Our own words in that shape:"""
+    history = tmp_path / "tally" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    history.write_text(
+        "\n# aider chat started at 2026-03-02 10:00:00\n\n"
+        "> Aider v0.86.1  \n\n"
+        "#### /code make the totals row sticky when the table scrolls  \n\n"
+        "#### make the totals row sticky when the table scrolls  \n\n"
+        "The totals row needs `position: sticky` on its cells.\n\n"
+        "> Applied edit to tally/table.css  \n\n"
+        "#### /help how do i drop a file from the chat ?  \n\n"
+        "#### # Question: how do i drop a file from the chat ?  \n"
+        "####   \n"
+        "#### # Relevant docs:  \n"
+        "####   \n"
+        "#### <doc from_url=\"https://aider.chat/docs/usage/commands.html\">  \n"
+        "#### /drop Remove matching files from the chat session  \n"
+        "#### </doc>  \n\n"
+        "Use `/drop tally/table.css` to remove it.\n\n"
+        "#### make the totals row sticky when the table scrolls  \n\n"
+        "It already is: the rule is in tally/table.css.\n",
+        encoding="utf-8",
+    )
+    (session,), report = parse(history)
+    assert user_texts(session) == [
+        "/code make the totals row sticky when the table scrolls",
+        "/help how do i drop a file from the chat ?",
+        "make the totals row sticky when the table scrolls",  # typed again later: the user's
+    ]
+    assert report.skipped_messages == 2

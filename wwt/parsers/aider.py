@@ -10,7 +10,8 @@ Decisions:
   the same second), stable across re-reads. The repository is the folder holding the file.
 * A ``#### `` line counts as typed only when it ends in the two spaces Aider adds: a ``####`` heading inside
   an answer does not. A bare slash command (``/add``, ``/clear``) is a UI action and is left out; one with
-  arguments is kept. The startup banner (blockquotes before the first prompt) is not indexed; later
+  arguments is kept. ``/ask|/code|/architect|/context X`` is logged again as a prompt ``X``, and ``/help X`` as
+  ``# Question: X`` with the documentation Aider found: that second prompt is Aider's, left out. The startup banner (blockquotes before the first prompt) is not indexed; later
   blockquotes (applied edits, commits, errors, command output) become one tool result per block.
 * Times: the file holds only each run's start, written in the machine's local time: every message of a run
   takes it (converted to UTC). The file is rewritten only by appending, but it is parsed whole (ingest
@@ -127,6 +128,24 @@ def local_to_utc(stamp: str) -> str | None:
     except (ValueError, OverflowError, OSError):
         return None
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# Commands that hand their arguments to a new chat (``Commands._generic_chat_command``, ``cmd_help``): Aider
+# logs the command, then logs the message it sends as a second prompt.
+_CHAT_COMMAND_RE = re.compile(r"/(ask|code|architect|context|help) (.+)", re.DOTALL)
+
+
+def _relogged(previous: list[Message], text: str) -> bool:
+    """Is this prompt Aider's own copy of the chat command just before it: ``/code X`` then ``X`` again, or
+    ``/help X`` then the question with the documentation Aider looked up (``# Question: X`` …)?"""
+    if not previous or previous[0].role != "user" or previous[0].kind != "text":
+        return False
+    command = _CHAT_COMMAND_RE.fullmatch(previous[0].text)
+    if command is None:
+        return False
+    if command.group(1) == "help":
+        return text.startswith("# Question:")
+    return text.strip() == command.group(2).strip()
 
 
 def _is_user_line(line: str) -> bool:
@@ -279,7 +298,7 @@ class _Run:
                 report.skipped_messages += 1  # a bare command: a UI action
                 return
             cleaned = clean_user_text(text)
-            if cleaned is None:
+            if cleaned is None or _relogged(session.messages[-1:], cleaned):
                 report.skipped_messages += 1
                 return
             message = Message(native, "user", "text", nfc(cleaned), self.timestamp)
