@@ -214,3 +214,38 @@ def test_a_chat_command_logged_again_as_a_prompt_is_one_prompt(tmp_path):
         "make the totals row sticky when the table scrolls",  # typed again later: the user's
     ]
     assert report.skipped_messages == 2
+
+
+def test_prompts_aider_writes_itself_are_not_the_users(tmp_path):
+    """In architect mode the answer is handed to the editor model as a new prompt once the edit is accepted
+    (aider/coders/architect_coder.py ``reply_completed``; public histories show the whole answer again as
+    ``#### `` lines after ``> Edit the files? (Y)es/(N)o [Yes]: y``), and ``/lint`` sends the linter's report
+    (aider/linter.py: "# Fix any errors below, if possible."; Aider-AI/aider tests/fixtures/chat-history.md).
+    Our own words in those shapes:"""
+    history = tmp_path / "tally" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    history.write_text(
+        "\n# aider chat started at 2026-03-03 09:00:00\n\n"
+        "> Aider v0.86.1  \n\n"
+        "#### /architect split the csv loader from the report code  \n\n"
+        "Move `load_rows` into tally/io.py and import it from tally/report.py.  \n"
+        "Keep the column names in one constant.\n\n"
+        "> Tokens: 3.1k sent, 120 received.  \n"
+        "> Edit the files? (Y)es/(N)o [Yes]: y  \n\n"
+        "#### Move `load_rows` into tally/io.py and import it from tally/report.py.  \n"
+        "#### Keep the column names in one constant.  \n\n"
+        "tally/io.py\n```python\n<<<<<<< SEARCH\n=======\ndef load_rows(path):\n    ...\n>>>>>>> REPLACE\n```\n\n"
+        "> Applied edit to tally/io.py  \n\n"
+        "#### /lint  \n\n"
+        "#### # Fix any errors below, if possible.  \n"
+        "####   \n"
+        "#### ## Running: flake8 tally/io.py  \n"
+        "####   \n"
+        "#### tally/io.py:1:1: F401 'csv' imported but unused  \n\n"
+        "Removed the unused import.\n",
+        encoding="utf-8",
+    )
+    (session,), report = parse(history)
+    assert user_texts(session) == ["/architect split the csv loader from the report code"]
+    answers = [m.text for m in session.messages if m.role == "assistant"]
+    assert answers[0].startswith("Move `load_rows` into tally/io.py") and len(answers) == 3

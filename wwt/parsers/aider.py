@@ -11,7 +11,8 @@ Decisions:
 * A ``#### `` line counts as typed only when it ends in the two spaces Aider adds: a ``####`` heading inside
   an answer does not. A bare slash command (``/add``, ``/clear``) is a UI action and is left out; one with
   arguments is kept. ``/ask|/code|/architect|/context X`` is logged again as a prompt ``X``, and ``/help X`` as
-  ``# Question: X`` with the documentation Aider found: that second prompt is Aider's, left out. The startup banner (blockquotes before the first prompt) is not indexed; later
+  ``# Question: X`` with the documentation Aider found: that second prompt is Aider's, left out. So are the
+  architect's answer, logged again as a prompt when it is handed to the editor model, and a lint report. The startup banner (blockquotes before the first prompt) is not indexed; later
   blockquotes (applied edits, commits, errors, command output) become one tool result per block.
 * Times: the file holds only each run's start, written in the machine's local time: every message of a run
   takes it (converted to UTC). The file is rewritten only by appending, but it is parsed whole (ingest
@@ -135,6 +136,13 @@ def local_to_utc(stamp: str) -> str | None:
 _CHAT_COMMAND_RE = re.compile(r"/(ask|code|architect|context|help) (.+)", re.DOTALL)
 
 
+LINT_PROMPT = "# Fix any errors below, if possible."  # aider/linter.py opens every lint report with it
+
+
+def _plain(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
 def _relogged(previous: list[Message], text: str) -> bool:
     """Is this prompt Aider's own copy of the chat command just before it: ``/code X`` then ``X`` again, or
     ``/help X`` then the question with the documentation Aider looked up (``# Question: X`` …)?"""
@@ -217,6 +225,12 @@ class _Run:
         self.prompted = False  # a user prompt was seen in this run (blockquotes before it are the banner)
         self.count = 0
         self.last_blank = True
+        self.last_answer: str | None = None  # the latest answer, as compared with a prompt
+
+    def _not_typed(self, text: str) -> bool:
+        """Prompts Aider writes itself: the architect's answer handed to the editor model (logged again as a
+        prompt once the edit is accepted) and the lint report ``/lint`` / ``--lint`` sends."""
+        return text.startswith(LINT_PROMPT) or (self.last_answer is not None and _plain(text) == self.last_answer)
 
     def take_quote(self, lines: list[str], i: int) -> int:
         """Inside a multi-line tool output: take ``lines[i:]`` up to and with the first that ends in two spaces
@@ -298,7 +312,7 @@ class _Run:
                 report.skipped_messages += 1  # a bare command: a UI action
                 return
             cleaned = clean_user_text(text)
-            if cleaned is None or _relogged(session.messages[-1:], cleaned):
+            if cleaned is None or _relogged(session.messages[-1:], cleaned) or self._not_typed(text):
                 report.skipped_messages += 1
                 return
             message = Message(native, "user", "text", nfc(cleaned), self.timestamp)
@@ -308,5 +322,6 @@ class _Run:
             message = Message(native, "user", "tool_result", nfc(bound_text(text)), self.timestamp, tool_name="aider")
         else:
             message = Message(native, "assistant", "text", nfc(text), self.timestamp)
+            self.last_answer = _plain(text)
         self.count += 1
         session.messages.append(message)
