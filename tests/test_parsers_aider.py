@@ -249,3 +249,26 @@ def test_prompts_aider_writes_itself_are_not_the_users(tmp_path):
     assert user_texts(session) == ["/architect split the csv loader from the report code"]
     answers = [m.text for m in session.messages if m.role == "assistant"]
     assert answers[0].startswith("Move `load_rows` into tally/io.py") and len(answers) == 3
+
+
+def test_a_history_opening_with_other_text_is_still_aiders(tmp_path):
+    """Aider-AI/aider tests/fixtures/chat-history.md (at 47252ace) opens with an editor mode line and the tail of
+    a run whose header was cut off; the runs after it are read, the orphaned lines counted."""
+    history = tmp_path / "tally" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    history.write_text(
+        "-*- mode: fundamental -*-\n> Applied edit to tally/io.py  \n\n"
+        "#### and the report module too  \n\n"
+        "# aider chat started at 2026-03-04 11:00:00\n\n"
+        "> Aider v0.86.1  \n\n"
+        "#### why does the monthly total skip refunds?  \n\n"
+        "The filter in tally/report.py drops negative rows.\n",
+        encoding="utf-8",
+    )
+    assert parser_for(history).platform == "aider"
+    (session,), report = parse(history)
+    assert user_texts(session) == ["why does the monthly total skip refunds?"]
+    assert report.unknown_records == 3
+    notes = tmp_path / "notes.md"  # any other Markdown file must open with the header
+    notes.write_text("# Notes\n\n# aider chat started at 2026-03-04 11:00:00\n", encoding="utf-8")
+    assert parser_for(notes) is None

@@ -108,10 +108,16 @@ def _decoded(raw: bytes, report: ParseReport, number: int) -> str:
 
 
 def looks_like_aider(path: Path, head: bytes) -> bool:
-    """Aider's history: a ``.md`` whose first non-blank line is a run header."""
+    """Aider's history: a ``.md`` whose first non-blank line is a run header, or a file with Aider's own name
+    holding a run header anywhere in its head (text before it: an edited or trimmed file, e.g. Aider's own
+    tests/fixtures/chat-history.md opens with an editor mode line and the end of an earlier run)."""
     if not path.name.endswith(".md"):
         return False
-    for line in head.split(b"\n")[:5]:
+    lines = head.split(b"\n")
+    if path.name == FILE_NAME:
+        return any(_HEADER_RE.match(line.decode("utf-8", errors="replace").rstrip("\r")) for line in lines
+                   if line.startswith(b"# aider chat"))
+    for line in lines[:5]:
         if line.strip():
             return bool(_HEADER_RE.match(line.decode("utf-8", errors="replace").rstrip("\r")))
     return False
