@@ -272,3 +272,27 @@ def test_a_history_opening_with_other_text_is_still_aiders(tmp_path):
     notes = tmp_path / "notes.md"  # any other Markdown file must open with the header
     notes.write_text("# Notes\n\n# aider chat started at 2026-03-04 11:00:00\n", encoding="utf-8")
     assert parser_for(notes) is None
+
+
+def test_a_history_trimmed_of_trailing_spaces_still_has_prompts(tmp_path):
+    """A history committed through a trailing-whitespace hook (or saved by an editor that trims) has lost the
+    two spaces Aider ends prompt and tool lines with, as kenn-io/agentsview's fixture derived from a real file
+    (internal/parser/testdata/aider/myrepo/.aider.chat.history.md at 53860074) shows. Our own words:"""
+    history = tmp_path / "tally" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    history.write_text(
+        "\n# aider chat started at 2026-03-05 08:00:00\n\n"
+        "> Aider v0.86.1\n> Model: gpt-5 with diff edit format\n\n"
+        "#### round the monthly totals to whole cents\n\n"
+        "Rounding now happens once, when the total is formatted.\n\n"
+        "> Applied edit to tally/report.py\n> Commit 3f1a2b4 fix: round totals once\n\n"
+        "#### and add a test for it\n\n"
+        "Added `test_totals_round_once`.\n",
+        encoding="utf-8",
+    )
+    (session,), _ = parse(history)
+    assert user_texts(session) == ["round the monthly totals to whole cents", "and add a test for it"]
+    assert [(m.role, m.kind) for m in session.messages] == [
+        ("user", "text"), ("assistant", "text"), ("user", "tool_result"), ("user", "text"), ("assistant", "text")]
+    (result,) = [m for m in session.messages if m.kind == "tool_result"]
+    assert result.text == "Applied edit to tally/report.py\nCommit 3f1a2b4 fix: round totals once"

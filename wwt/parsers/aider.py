@@ -9,7 +9,8 @@ Decisions:
 * One session per run; its id is ``aider-<start time>-<hash of the file's path>`` (``-2``… for two runs in
   the same second), stable across re-reads. The repository is the folder holding the file.
 * A ``#### `` line counts as typed only when it ends in the two spaces Aider adds: a ``####`` heading inside
-  an answer does not. A bare slash command (``/add``, ``/clear``) is a UI action and is left out; one with
+  an answer does not. A file whose head holds no such line end was trimmed of trailing whitespace: then every
+  ``#### `` line is a prompt (a heading in an answer is taken for one) and each ``> `` line a tool line. A bare slash command (``/add``, ``/clear``) is a UI action and is left out; one with
   arguments is kept. ``/ask|/code|/architect|/context X`` is logged again as a prompt ``X``, and ``/help X`` as
   ``# Question: X`` with the documentation Aider found: that second prompt is Aider's, left out. So are the
   architect's answer, logged again as a prompt when it is handed to the editor model, and a lint report. The startup banner (blockquotes before the first prompt) is not indexed; later
@@ -31,7 +32,7 @@ from typing import Any
 
 from wwt.models import Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name
-from wwt.parsers.common import bound_text, nfc, open_or_note
+from wwt.parsers.common import bound_text, nfc, open_or_note, read_head
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "aider"
@@ -57,7 +58,8 @@ class AiderParser:
         if fh is None:
             return
         with fh:
-            yield from parse_history(_blocks(fh, report), path, report)
+            strict = _keeps_hard_breaks(read_head(path, TRAILING_SPACES_PROBE))
+            yield from parse_history(_blocks(fh, report), path, report, strict=strict)
 
 
 _BLOCK = 1 << 18  # bytes read at a time; memory is a block plus the longest line, whatever the file size
@@ -166,16 +168,29 @@ def _is_user_line(line: str) -> bool:
     return line.startswith("#### ") and line.endswith("  ") or line == "####"
 
 
-def parse_history(blocks: Iterable[list[str]], path: Path, report: ParseReport) -> Iterator[Session]:
+TRAILING_SPACES_PROBE = 1 << 16  # bytes of the head that tell whether the file kept Aider's two-space line ends
+
+
+def _keeps_hard_breaks(head: bytes) -> bool:
+    """Aider ends every prompt and tool line with two spaces; a file without any in its head went through a
+    trailing-whitespace trim (an editor on save, a pre-commit hook when committed to a repository)."""
+    return b"  \n" in head or b"  \r\n" in head or b"####" not in head
+
+
+def parse_history(
+    blocks: Iterable[list[str]], path: Path, report: ParseReport, strict: bool = True
+) -> Iterator[Session]:
     """Split the file into runs and each run into user / assistant / tool blocks. ``blocks``: the file's lines,
-    a list at a time (most lines of a long tool output or answer are taken a run of lines at a time)."""
+    a list at a time (most lines of a long tool output or answer are taken a run of lines at a time).
+    ``strict``: the file kept the two spaces that mark a prompt or tool line; without them every ``#### `` line
+    is a prompt and every ``> `` line a whole tool line."""
     folder = str(path.resolve().parent) if path.is_absolute() or path.exists() else str(path.parent)
     root = folder  # Aider writes the file at the repository's root: that folder is the project
     path_hash = hashlib.sha1(os.path.realpath(path).encode("utf-8", "replace")).hexdigest()[:8]
     project = project_name(root)
     seen_ids: dict[str, int] = {}
     session: Session | None = None
-    state = _Run()
+    state = _Run(strict=strict)
     for lines in blocks:
         report.lines += len(lines)
         i, size = 0, len(lines)
@@ -195,7 +210,7 @@ def parse_history(blocks: Iterable[list[str]], path: Path, report: ParseReport) 
                 when = local_to_utc(stamp)
                 session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), project=project,
                                   project_path=root, cwd=folder, started_at=when, ended_at=when)
-                state = _Run(timestamp=when)
+                state = _Run(timestamp=when, strict=strict)
                 continue
             if session is None:
                 i += 1
@@ -223,8 +238,9 @@ def _is_header(line: str) -> bool:
 class _Run:
     """Line-by-line state of one run: the block being gathered and how many messages were made."""
 
-    def __init__(self, timestamp: str | None = None) -> None:
+    def __init__(self, timestamp: str | None = None, strict: bool = True) -> None:
         self.timestamp = timestamp
+        self.strict = strict
         self.kind: str | None = None  # "user" | "tool" | "assistant"
         self.lines: list[str] = []
         self.open_quote = False  # inside a multi-line tool output (one "> " prefix, one two-space end)
@@ -279,7 +295,7 @@ class _Run:
             self.lines.append(line)
             self.open_quote = not line.endswith("  ")
             return
-        if line.startswith("####") and _is_user_line(line):
+        if line.startswith("####") and (_is_user_line(line) or not self.strict and line[4:5] in ("", " ")):
             if self.kind != "user":
                 self.flush(session, report)
                 self.kind = "user"
@@ -292,7 +308,7 @@ class _Run:
                 self.flush(session, report)
                 self.kind = "tool"
             self.lines.append(line[2:])
-            self.open_quote = not line.endswith("  ") and bool(line[1:].strip())
+            self.open_quote = self.strict and not line.endswith("  ") and bool(line[1:].strip())
             return
         if blank:
             if self.kind in ("user", "tool"):
