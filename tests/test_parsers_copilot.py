@@ -142,3 +142,27 @@ def test_a_tool_result_is_named_after_its_call(tmp_path):
         fh.write(lines[4])
     (more,), _ = parse(path, report.end_offset)
     assert [(m.kind, m.tool_name) for m in more.messages] == [("tool_result", "grep")]
+
+
+def test_reasoning_written_on_the_message_is_thinking_once(tmp_path):
+    """Copilot CLI 1.0.34 writes a turn's reasoning as ``assistant.message`` ``data.reasoningText`` (beside an
+    opaque ``reasoningOpaque``) and no ``assistant.reasoning`` event (VibeCodingTracker's genuine log); other
+    logs carry an ``assistant.reasoning`` event (agent-sessions' small.jsonl). Our own events in those shapes:"""
+    start, ask, *_ = _genuine_shaped_events()
+    think = {"type": "assistant.message", "data": {"messageId": "m-10", "content": "The retry worker reads tide.retry.",
+             "reasoningText": "The queue name is a constant in tide/worker.py.", "reasoningOpaque": "b3BhcXVl"},
+             "id": "s-6", "timestamp": "2026-09-11T09:00:09.000Z", "parentId": "s-2"}
+    event = {"type": "assistant.reasoning", "data": {"reasoningId": "r-1", "content": "Check the scheduler too."},
+             "id": "s-7", "timestamp": "2026-09-11T09:00:10.000Z", "parentId": "s-6"}
+    repeat = {"type": "assistant.message", "data": {"messageId": "m-11", "content": "The scheduler uses it as well.",
+              "reasoningText": "Check the scheduler too."}, "id": "s-8", "timestamp": "2026-09-11T09:00:11.000Z",
+              "parentId": "s-7"}
+    path = write_jsonl(tmp_path / "session-state" / "2b7c9e40-5d1a-4f3b-9c8e-7a6b5c4d3e2f" / "events.jsonl",
+                       [start, ask, think, event, repeat])
+    (session,), _ = parse(path)
+    assert [(m.kind, m.text) for m in session.messages if m.role == "assistant"] == [
+        ("thinking", "The queue name is a constant in tide/worker.py."),
+        ("text", "The retry worker reads tide.retry."),
+        ("thinking", "Check the scheduler too."),
+        ("text", "The scheduler uses it as well."),
+    ]

@@ -5,7 +5,8 @@ Decisions:
 * ``events.jsonl`` is append-only: one event a line, ``{type, id, timestamp, parentId, data}``. Read:
   ``session.start`` (id, cwd, git root, branch), ``user.message`` (``data.content`` is what was typed;
   ``transformedContent`` is the model-bound copy with injected context and is never read), ``assistant.message``
-  (text + ``toolRequests``), ``assistant.reasoning`` (thinking), ``tool.execution_complete`` (result; ``success:
+  (text + ``toolRequests`` + ``reasoningText``), ``assistant.reasoning`` (thinking; the same text repeated as the
+  next message's ``reasoningText`` is kept once), ``tool.execution_complete`` (result; ``success:
   false`` flags an error; named after its call, as the event itself carries no tool name). ``tool.execution_start`` repeats a tool request and the other event kinds are
   lifecycle/telemetry: skipped silently; an event type never seen before is counted unknown.
 * The session folder's ``workspace.yaml`` ``summary`` is the title (read line by line: no YAML dependency).
@@ -182,7 +183,7 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
                 continue
             session.messages.append(Message(eid, "user", "text", nfc(cleaned), ts, parent_id=parent))
         elif etype == "assistant.message":
-            session.messages.extend(_assistant(eid, data, ts, parent))
+            session.messages.extend(_assistant(eid, data, ts, parent, _last_thinking(session)))
         elif etype == "assistant.reasoning":
             text = data.get("content")
             if isinstance(text, str) and text.strip():
@@ -200,8 +201,21 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
         yield session
 
 
-def _assistant(eid: str, data: dict[str, Any], ts: str | None, parent: str | None) -> list[Message]:
+def _last_thinking(session: Session) -> str | None:
+    for message in reversed(session.messages[-8:]):
+        if message.kind == "thinking":
+            return message.text
+    return None
+
+
+def _assistant(
+    eid: str, data: dict[str, Any], ts: str | None, parent: str | None, thought: str | None = None
+) -> list[Message]:
     out: list[Message] = []
+    reasoning = data.get("reasoningText")
+    if isinstance(reasoning, str) and reasoning.strip() and nfc(reasoning.strip()) != thought:
+        # 1.0.x writes the turn's reasoning here (an ``assistant.reasoning`` event, when also written, comes first)
+        out.append(Message(f"{eid}#thinking", "assistant", "thinking", nfc(reasoning.strip()), ts, parent_id=parent))
     text = data.get("content")
     if isinstance(text, str) and text.strip():
         out.append(Message(eid, "assistant", "text", nfc(text.strip()), ts, parent_id=parent))
