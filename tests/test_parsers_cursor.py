@@ -4,6 +4,7 @@ readers of Cursor's storage (docs/formats-notes.md); expectations by hand."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -177,3 +178,26 @@ def test_keys_and_block_spellings_of_other_versions_are_read():
     assert call.tool_name == "Task" and "count /proc/self/fd" in call.text
     assert result.tool_name == "Task" and result.text == "12 descriptors open, 10 of them sockets"
     assert user_texts(session) == ["count the open descriptors after ten reconnects"]
+
+
+def test_a_first_prompt_longer_than_the_detection_head_is_still_a_transcript(tmp_path):
+    """Cursor prepends <user_info>, rules and the project layout to the first prompt, so its line can outgrow
+    what detection reads (kenn-io/agentsview's isCursorJSONL test keeps a first line over 4 KB)."""
+    folder = tmp_path / ".cursor" / "projects" / "home-ana-code-orbit" / "agent-transcripts"
+    folder.mkdir(parents=True)
+    context = "<user_info>\nOS Version: linux 6.8\nShell: zsh\n</user_info>\n<rules>\n" + "- prefer small diffs\n" * 900
+    prompt = context + "</rules>\n<user_query>\nwhy does orbit reconnect twice on resume?\n</user_query>"
+    path = write_lines(folder / "5b6c7d8e-9f00-4a1b-8c2d-3e4f5a6b7c8d.jsonl", [
+        {"role": "user", "message": {"content": [{"type": "text", "text": prompt}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "resume() calls connect() twice."}]}},
+    ])
+    assert len(path.read_bytes().split(b"\n")[0]) > 16 * 1024
+    assert parser_for(path).platform == "cursor"
+    (session,), _ = parse(path)
+    assert user_texts(session) == ["why does orbit reconnect twice on resume?"]
+
+
+def write_lines(path: Path, records: list[dict]) -> Path:
+    """Lines as Cursor writes them: compact JSON, one object a line."""
+    path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records), encoding="utf-8")
+    return path

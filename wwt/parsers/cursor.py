@@ -39,6 +39,7 @@ CALL_BLOCKS = frozenset({"tool_use", "tool-use", "tool_call", "tool-call"})
 RESULT_BLOCKS = frozenset({"tool_result", "tool-result"})
 # Keys of other agents' JSONL lines: never in a Cursor transcript line, even one with keys added later.
 OTHER_AGENTS_KEYS = frozenset({"type", "uuid", "parentUuid", "sessionId", "timestamp", "payload", "id"})
+_CUT_LINE_RE = re.compile(rb'\{"role":"(?:user|assistant)","message":\{"content":')
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _QUERY_RE = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
 
@@ -90,14 +91,18 @@ def looks_like_cursor(path: Path, head: bytes) -> bool:
         )
     if not path.name.endswith(".jsonl"):
         return False
-    for raw in head.split(b"\n")[:5]:
+    lines = head.split(b"\n")
+    for index, raw in enumerate(lines[:5]):
         raw = raw.strip()
         if not raw:
             continue
         try:
             obj = json.loads(raw)
         except ValueError:
-            return False
+            # A first prompt longer than the head (Cursor prepends <user_info>, rules…): its opening decides.
+            return index == len(lines) - 1 and bool(_CUT_LINE_RE.match(raw)) and (
+                "agent-transcripts" in path.parts or b"<user_query>" in raw
+            )
         if not (isinstance(obj, dict) and obj.get("role") in ("user", "assistant")):
             return False
         message = obj.get("message")
