@@ -189,3 +189,24 @@ def test_a_history_beside_its_ui_log_or_under_another_name(tmp_path):
     other = tmp_path / "chat.json"  # an Anthropic-style message list that no Cline task opened
     other.write_text('[{"role": "user", "content": [{"type": "text", "text": "hi"}]}]')
     assert parser_for(other) is None
+
+
+def test_roo_code_task_folder_from_its_history_item(tmp_path):
+    """Roo Code writes the task's HistoryItem to ``history_item.json`` (``workspace``: the folder the task ran
+    in; RooCodeInc/Roo-Code GlobalFileNames.historyItem, and kenn-io/agentsview's roocode tests read it) while
+    its ``api_req_started`` entries carry only token counts. Our own task in that shape:"""
+    task = tmp_path / "rooveterinaryinc.roo-cline" / "tasks" / "2f6d9c1e-4b7a-4e3c-9d21-8a5b6c7d8e9f"
+    task.mkdir(parents=True)
+    (task / "ui_messages.json").write_text(json.dumps([
+        {"ts": 1767965000000, "type": "say", "say": "text", "text": "add a dry-run flag to the invoice cron"},
+        {"ts": 1767965001000, "type": "say", "say": "api_req_started",
+         "text": json.dumps({"apiProtocol": "anthropic", "tokensIn": 1200, "tokensOut": 80, "cost": 0.01})},
+        {"ts": 1767965005000, "type": "say", "say": "text", "text": "Added --dry-run; it logs instead of sending."},
+    ]), encoding="utf-8")
+    (task / "history_item.json").write_text(json.dumps({
+        "id": task.name, "number": 3, "ts": 1767965005000, "task": "add a dry-run flag to the invoice cron",
+        "tokensIn": 1200, "tokensOut": 80, "totalCost": 0.01, "workspace": "/home/dev/billing-worker",
+        "mode": "code"}), encoding="utf-8")
+    (session,), _ = run_parser(RooCodeParser(), task / "ui_messages.json")
+    assert session.cwd == "/home/dev/billing-worker" and session.project == "billing-worker"
+    assert parser_for(task / "history_item.json") is None

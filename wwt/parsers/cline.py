@@ -14,7 +14,8 @@ Decisions:
   ``command_output`` → tool result; ``error``/``diff_error`` → an error result. API bookkeeping
   (``api_req_started`` …), checkpoints and UI prompts are skipped silently.
 * The working folder is read from the first ``api_req_started`` request (``# Current Working Directory
-  (<path>)`` in the environment details the extension sends). The file is rewritten whole: parsed whole, but
+  (<path>)`` in the environment details the extension sends), else from Roo Code's ``history_item.json``
+  (``workspace``). The file is rewritten whole: parsed whole, but
   streamed entry by entry (``iter_json_list``), so a long task's list is never held at once and a malformed
   entry costs only itself.
 """
@@ -38,6 +39,7 @@ from wwt.parsers.noise import clean_user_text
 PLATFORM = "cline"
 EXTENSION_ID = "saoudrizwan.claude-dev"
 FILE_NAME = "ui_messages.json"
+HISTORY_ITEM = "history_item.json"  # Roo Code: the task's HistoryItem (``workspace``, ``task``…)
 EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 _CWD_RE = re.compile(r"# Current Working Directory \(([^)\n]+)\)")
 USER_SAYS = frozenset({"task", "user_feedback"})
@@ -115,6 +117,8 @@ def parse_task(path: Path, report: ParseReport, platform: str) -> Iterator[Sessi
         message = _message(native, kind, raw["type"], text, ts, report)
         if message is not None:
             session.messages.append(message)
+    if session.cwd is None:
+        _cwd_from_history_item(session, path.parent / HISTORY_ITEM)
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     if stamps:
         session.started_at, session.ended_at = min(stamps), max(stamps)
@@ -123,6 +127,22 @@ def parse_task(path: Path, report: ParseReport, platform: str) -> Iterator[Sessi
         session.title = first.text.split("\n", 1)[0][:100]
     if session.messages:
         yield session
+
+
+def _cwd_from_history_item(session: Session, path: Path) -> None:
+    """Roo Code keeps the task's ``HistoryItem`` beside its logs: ``workspace`` is the folder the task ran in
+    (its ``api_req_started`` entries no longer carry the environment details)."""
+    try:
+        if path.stat().st_size > 1 << 20:
+            return
+        item = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return
+    workspace = item.get("workspace") if isinstance(item, dict) else None
+    if isinstance(workspace, str) and workspace.strip():
+        session.cwd = workspace.strip().rstrip("/") or "/"
+        session.project_path = project_root(session.cwd)
+        session.project = project_name(session.project_path)
 
 
 def _set_cwd(session: Session, text: str) -> None:
