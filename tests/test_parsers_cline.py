@@ -210,3 +210,27 @@ def test_roo_code_task_folder_from_its_history_item(tmp_path):
     (session,), _ = run_parser(RooCodeParser(), task / "ui_messages.json")
     assert session.cwd == "/home/dev/billing-worker" and session.project == "billing-worker"
     assert parser_for(task / "history_item.json") is None
+
+
+def test_mcp_tool_calls_and_subtask_results_are_kept(tmp_path):
+    """MCP use is ``ask: use_mcp_server`` (JSON ``{type, serverName, toolName, arguments}``) answered by
+    ``say: mcp_server_response``, as in genuine Cline tasks (e.g. Jeehunter/mcp-vscode-server ui_messages.json
+    at 9b5eeda8); Roo Code reports a finished subtask to its parent as ``say: subtask_result`` (agentsview's
+    roocode tests). Our own task in those shapes:"""
+    task = tmp_path / "saoudrizwan.claude-dev" / "tasks" / "1767980000000"
+    task.mkdir(parents=True)
+    (task / "ui_messages.json").write_text(json.dumps([
+        {"ts": 1767980000000, "type": "say", "say": "text", "text": "switch the editor to the dark theme"},
+        {"ts": 1767980001000, "type": "ask", "ask": "use_mcp_server", "text": json.dumps(
+            {"type": "use_mcp_tool", "serverName": "editor-bridge", "toolName": "set_theme",
+             "arguments": "{\"theme\": \"Default Dark Modern\"}"})},
+        {"ts": 1767980001500, "type": "say", "say": "mcp_server_request_started", "text": ""},
+        {"ts": 1767980002000, "type": "say", "say": "mcp_server_response",
+         "text": "Error:\nError: bridge extension is not connected"},
+        {"ts": 1767980003000, "type": "say", "say": "subtask_result", "text": "The bridge reconnects after a reload."},
+    ]), encoding="utf-8")
+    (session,), _ = run_parser(ClineParser(), task / "ui_messages.json")
+    call = next(m for m in session.messages if m.kind == "tool_call")
+    assert call.tool_name == "set_theme" and "Default Dark Modern" in call.text
+    results = [(m.tool_name, FLAG_ERROR in m.flags) for m in session.messages if m.kind == "tool_result"]
+    assert results == [("set_theme", True), ("new_task", False)]

@@ -10,8 +10,9 @@ Decisions:
   ``<environment_details>`` the extension appends to the model-bound copy in ``api_conversation_history.json``
   (read only when no ``ui_messages.json`` sits beside it: ``cline_history.py``).
 * Map: ``text``/``completion_result``/a ``followup`` question/``plan_mode_respond`` → assistant text;
-  ``reasoning`` → thinking; ``tool`` (JSON ``{tool, path, …}``) and ``command`` → tool call;
-  ``command_output`` → tool result; ``error``/``diff_error`` → an error result. API bookkeeping
+  ``reasoning`` → thinking; ``tool`` (JSON ``{tool, path, …}``), ``command`` and ``use_mcp_server`` (JSON
+  ``{serverName, toolName, arguments}``) → tool call; ``command_output``, ``mcp_server_response`` and Roo Code's
+  ``subtask_result`` → tool result; ``error``/``diff_error`` → an error result. API bookkeeping
   (``api_req_started`` …), checkpoints and UI prompts are skipped silently.
 * The working folder is read from the first ``api_req_started`` request (``# Current Working Directory
   (<path>)`` in the environment details the extension sends), else from Roo Code's ``history_item.json``
@@ -44,6 +45,8 @@ EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 _CWD_RE = re.compile(r"# Current Working Directory \(([^)\n]+)\)")
 USER_SAYS = frozenset({"task", "user_feedback"})
 ASSISTANT_SAYS = frozenset({"text", "completion_result"})
+# Results reported by a say entry: an MCP tool's answer, a Roo Code subtask's result to its parent.
+RESULT_SAYS = {"mcp_server_response": "use_mcp_server", "subtask_result": "new_task"}
 
 
 def editor_global_storage(extension_id: str) -> list[Path]:
@@ -95,6 +98,7 @@ def looks_like_task_log(path: Path, head: bytes) -> bool:
 def parse_task(path: Path, report: ParseReport, platform: str) -> Iterator[Session]:
     session = Session(session_id=path.parent.name, platform=platform, source_path=str(path))
     seen: dict[str, int] = {}
+    mcp_tool: str | None = None
     lines_before = report.lines
     for raw in iter_json_list(path, report):
         index = report.lines - lines_before  # the entry's place in the list, malformed entries included
@@ -116,6 +120,10 @@ def parse_task(path: Path, report: ParseReport, platform: str) -> Iterator[Sessi
             kind = "task"  # startTask's first entry is the user's task, written as plain text
         message = _message(native, kind, raw["type"], text, ts, report)
         if message is not None:
+            if kind == "use_mcp_server":
+                mcp_tool = message.tool_name
+            elif kind == "mcp_server_response" and mcp_tool:
+                message.tool_name = mcp_tool  # the answer is named after the MCP tool that was called
             session.messages.append(message)
     if session.cwd is None:
         _cwd_from_history_item(session, path.parent / HISTORY_ITEM)
@@ -193,6 +201,15 @@ def _message(native: str, kind: Any, rtype: str, text: str, ts: str | None, repo
     if kind == "command" and text.strip():
         return Message(native, "assistant", "tool_call", nfc(render_tool_call("execute_command", text)), ts,
                        tool_name="execute_command")
+    if kind == "use_mcp_server" and rtype == "ask":
+        body = _json(text)
+        name = body.get("toolName") if isinstance(body.get("toolName"), str) else "use_mcp_server"
+        args = body.get("arguments") if body.get("arguments") not in (None, "", "{}") else body.get("uri")
+        return Message(native, "assistant", "tool_call", nfc(render_tool_call(name, args)), ts, tool_name=name)
+    if kind in RESULT_SAYS and rtype == "say" and text.strip():
+        failed = kind == "mcp_server_response" and text.lstrip().startswith("Error")
+        return Message(native, "user", "tool_result", nfc(bound_text(text)), ts, tool_name=RESULT_SAYS[kind],
+                       flags=frozenset({FLAG_ERROR}) if failed else frozenset())
     if kind == "command_output" and text.strip():
         return Message(native, "user", "tool_result", nfc(bound_text(text)), ts, tool_name="execute_command")
     if rtype == "say" and kind in ("error", "diff_error") and text.strip():
