@@ -390,6 +390,24 @@ def test_queued_input_is_kept_once_and_flagged(tmp_path):
     assert queued == ["also update the docs"]  # the second one arrived again as a normal user line
 
 
+def test_background_task_notifications_are_not_the_users_words(tmp_path):
+    """Claude Code tells the model a background agent or shell finished with a ``<task-notification>`` prompt it
+    queues itself (a ``queued_command`` attachment with ``commandMode: task-notification``, or a user line) —
+    kenn-io/agentsview testdata/claude/queued_system_messages.jsonl and other readers' tests show both."""
+    note = "<task-notification>\n<task-id>a3f9c2e1</task-id>\n<status>completed</status>\n" \
+           "<summary>Agent \"audit the migrations\" completed</summary>\n</task-notification>"
+    path = write_jsonl(
+        tmp_path / "notified.jsonl",
+        [_chain("u1", None, "user", message={"role": "user", "content": "audit the migrations in the background"}),
+         _chain("q1", "u1", "attachment", attachment={"type": "queued_command", "commandMode": "task-notification",
+                                                       "prompt": note}),
+         _chain("u2", "q1", "user", message={"role": "user", "content": note}),
+         _chain("u3", "u2", "user", message={"role": "user", "content": "summarise what it found"})],
+    )
+    s = parse_one(path)
+    assert user_texts(s) == ["audit the migrations in the background", "summarise what it found"]
+
+
 def test_synthetic_and_meta_lines_are_not_messages(tmp_path):
     path = write_jsonl(
         tmp_path / "meta.jsonl",

@@ -50,6 +50,10 @@ TAG_RULES: tuple[TagRule, ...] = (
     TagRule("command-contents", "claude", "<command-contents>Analyze this codebase</command-contents>", None),
     TagRule("tick", "claude", "<tick>3</tick>", None),
     TagRule("goal", "claude", "<goal>ship it</goal>", None),
+    # A background task or agent finishing: Claude Code queues it as a prompt of its own (queued_command
+    # attachment, queue-operation, or a user line), never typed by the user.
+    TagRule("task-notification", "claude",
+            "<task-notification>\n<task-id>b7</task-id>\n<status>completed</status>\n</task-notification>", None),
     TagRule("environment_context", "codex", "<environment_context><cwd>/r</cwd></environment_context>", None),
     TagRule("user_instructions", "codex", "<user_instructions>be terse</user_instructions>", None),
     TagRule("turn_aborted", "codex", "<turn_aborted>interrupted</turn_aborted>", None),
