@@ -408,6 +408,30 @@ def test_background_task_notifications_are_not_the_users_words(tmp_path):
     assert user_texts(s) == ["audit the migrations in the background", "summarise what it found"]
 
 
+def test_lines_without_their_chain_keys_are_still_a_transcript(tmp_path):
+    """Other readers' fixtures keep Claude Code lines to ``type``, ``message`` and ``timestamp`` (kenn-io/agentsview
+    internal/parser/testdata/claude/valid_session.jsonl and truncated.jsonl at 53860074): outside ~/.claude
+    such a file is still Claude Code's, and a cut last line costs only itself. Our own lines in that shape:"""
+    lines = [
+        {"type": "user", "timestamp": "2026-03-07T09:00:00Z", "message": {"content": "why do the invoice totals drift?"},
+         "cwd": "/w/billing"},
+        {"type": "assistant", "timestamp": "2026-03-07T09:00:04Z", "message": {"model": "claude-sonnet-4-5", "content": [
+            {"type": "text", "text": "Checking the rounding."},
+            {"type": "tool_use", "id": "toolu_b1", "name": "Grep", "input": {"pattern": "round("}}]}},
+        {"type": "user", "timestamp": "2026-03-07T09:01:00Z", "message": {"content": "use banker's rounding"}},
+    ]
+    path = write_jsonl(tmp_path / "exported" / "drift.jsonl", lines)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('{"type":"assistant","timestamp":"2026-03-07T09:01:05Z","message":{"content":[{"type":"te')
+    s = parse_one(path)
+    assert user_texts(s) == ["why do the invoice totals drift?", "use banker's rounding"]
+    assert counts(s) == {("user", "text"): 2, ("assistant", "text"): 1, ("assistant", "tool_call"): 1}
+    assert s.cwd == "/w/billing" and s.session_id == "drift"
+    chat = write_jsonl(tmp_path / "chat.jsonl", [  # an OpenAI-style export is no transcript
+        {"type": "user", "timestamp": "2026-03-07T09:00:00Z", "role": "user", "message": {"content": "hi"}}])
+    assert ClaudeCodeParser().detect(chat, chat.read_bytes()) is False
+
+
 def test_synthetic_and_meta_lines_are_not_messages(tmp_path):
     path = write_jsonl(
         tmp_path / "meta.jsonl",

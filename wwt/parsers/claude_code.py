@@ -5,7 +5,8 @@ subagent files ``<sessionId>/subagents/agent-<id>.jsonl`` (workflow runs: ``suba
 * **Main or subagent.** Decided by the file name (``agent-*`` = subagent, a UUID = main), else by the first
   chain line; inline sidechain lines later in a main transcript are flagged ``sidechain`` only.
 * **Detection.** Qwen Code's chat logs share the line envelope but hold Gemini ``{role, parts}`` messages:
-  not claimed (docs/formats-notes.md).
+  not claimed (docs/formats-notes.md). A line stripped of the chain keys (``type``, ``message``, ``timestamp``
+  only, as other readers' fixtures write them) still counts as Claude Code's.
 
 Rules chosen here (see docs/agent-log-formats.md §1):
 
@@ -110,6 +111,24 @@ def is_claude_record(obj: Any) -> bool:
             return False  # Qwen Code: Claude's envelope around a Gemini ``{role, parts}`` / a ``systemPayload``
         return "uuid" in obj or "parentUuid" in obj or "isSidechain" in obj
     return rtype in META_TYPES and "payload" not in obj
+
+
+_FOREIGN_KEYS = frozenset({"payload", "data", "role", "systemPayload", "id", "parts"})
+
+
+def is_bare_message_line(obj: dict[str, Any]) -> bool:
+    """A transcript line without its chain keys (``uuid``, ``sessionId``…), as other readers' fixtures write
+    Claude Code lines: ``type`` user/assistant, an Anthropic ``message`` (``content`` a string or a block list)
+    and a ``timestamp`` — no key another agent's envelope has."""
+    message = obj.get("message")
+    return (
+        obj.get("type") in ("user", "assistant")
+        and isinstance(message, dict)
+        and isinstance(message.get("content"), (str, list))
+        and "parts" not in message
+        and isinstance(obj.get("timestamp"), str)
+        and not _FOREIGN_KEYS & obj.keys()
+    )
 
 
 def is_gemini_style_message(message: Any) -> bool:
@@ -260,6 +279,8 @@ def _content_verdict(head: bytes) -> bool | None:
                 if obj.get("type") == "system" and "message" not in obj:
                     leaning = True
                     continue
+                return True
+            if is_bare_message_line(obj):
                 return True
             if "payload" in obj or "projectHash" in obj or "messages" in obj:
                 return bool(leaning)  # Codex envelope / Gemini header (after a Claude line: spliced in)
