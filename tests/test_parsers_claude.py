@@ -402,10 +402,14 @@ def test_background_task_notifications_are_not_the_users_words(tmp_path):
          _chain("q1", "u1", "attachment", attachment={"type": "queued_command", "commandMode": "task-notification",
                                                        "prompt": note}),
          _chain("u2", "q1", "user", message={"role": "user", "content": note}),
-         _chain("u3", "u2", "user", message={"role": "user", "content": "summarise what it found"})],
+         _chain("u3", "u2", "user", message={"role": "user", "content": "summarise what it found"}),
+         # 2.1.8x+ marks who wrote a user line (agent-sessions' claude/schema_drift.jsonl: origin.kind)
+         _chain("u4", "u3", "user", origin={"kind": "task-notification"},
+                message={"role": "user", "content": "Agent finished: 3 migrations lack a down step"}),
+         _chain("u5", "u4", "user", origin={"kind": "human"}, message={"role": "user", "content": "fix those three"})],
     )
     s = parse_one(path)
-    assert user_texts(s) == ["audit the migrations in the background", "summarise what it found"]
+    assert user_texts(s) == ["audit the migrations in the background", "summarise what it found", "fix those three"]
 
 
 def test_lines_without_their_chain_keys_are_still_a_transcript(tmp_path):

@@ -113,6 +113,8 @@ def is_claude_record(obj: Any) -> bool:
     return rtype in META_TYPES and "payload" not in obj
 
 
+# ``origin.kind`` of user lines Claude Code wrote itself (2.1.8x+; "human" is typed).
+MACHINE_ORIGINS = frozenset({"task-notification"})
 _FOREIGN_KEYS = frozenset({"payload", "data", "role", "systemPayload", "id", "parts"})
 
 
@@ -447,7 +449,9 @@ def _handle_user(state: _State, idx: int, base_id: str, parent: str | None, obj:
         if text:
             _add(state, idx, base_id, "assistant", "text", text, obj, parent, flags | {FLAG_COMPACTION_SUMMARY})
         return False
-    is_meta = obj.get("isMeta") is True
+    origin = obj.get("origin")
+    # ``isMeta`` lines and those Claude Code wrote for a finished background task are not typed.
+    is_meta = obj.get("isMeta") is True or (isinstance(origin, dict) and origin.get("kind") in MACHINE_ORIGINS)
     blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
     has_prompt = False
     for index, block in enumerate(blocks):
