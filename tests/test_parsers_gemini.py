@@ -431,6 +431,9 @@ def test_legacy_json_cut_mid_write_keeps_the_messages_before_the_cut(tmp_path: P
     assert session.session_id == "2d9ea14f-1e4e-44f6-8bf5-7a7819cb1cd9"
     assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 12, ("assistant", "thinking"): 12}
     assert report.bad_lines == 1
+    path.write_text(text[: text.index('"messages"')], encoding="utf-8")  # cut before the list: nothing to keep
+    sessions, report = parse(path)
+    assert sessions == [] and report.bad_lines == 1
 
 
 def test_legacy_json_with_one_broken_message_keeps_the_others(tmp_path: Path) -> None:

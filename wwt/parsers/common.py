@@ -322,8 +322,10 @@ def _salvage_object(text: str, list_key: str, report: ParseReport) -> dict[str, 
         if text.startswith(",", pos):
             pos += 1
             continue
-        if pos >= len(text) or text.startswith("}", pos):
+        if text.startswith("}", pos):
             return out
+        if pos >= len(text):
+            break  # cut short between two fields
         try:
             key, pos = _DECODER.raw_decode(text, pos)
             pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
