@@ -272,3 +272,20 @@ def test_an_export_whose_session_object_is_damaged_keeps_its_messages(tmp_path):
     (session,), report = parse(broken)
     assert session.session_id == "ses_3c9d1e2f3a4bExportSess01"  # named by its messages
     assert len(user_texts(session)) == 2 and report.bad_lines == 1
+
+
+def test_a_copied_storage_tree_under_another_name_is_read(tmp_path):
+    """jazzyalex/agent-sessions keeps OpenCode trees as ``storage_v2/`` and ``storage_legacy/``
+    (Resources/Fixtures/stage0/agents/opencode at 651e854f): a copy of the tree under another folder name is
+    still OpenCode's when its ``message`` folder sits beside ``session``; a lone session-like file is not."""
+    copy = tmp_path / "opencode-backup" / "storage_v2"
+    shutil.copytree(OWN / "json" / "storage", copy)
+    session_file = copy / "session" / "9f86d081884c7d65" / JSON_SESSION.name
+    assert parser_for(session_file).platform == "opencode"
+    (session,), _ = parse(session_file)
+    (original,), _ = parse(JSON_SESSION)
+    assert [(m.role, m.kind, m.text) for m in session.messages] == [(m.role, m.kind, m.text) for m in original.messages]
+    lone = tmp_path / "notes" / "session" / "week1" / "ses_plan.json"
+    lone.parent.mkdir(parents=True)
+    lone.write_text('{"id": "ses_plan", "title": "week one"}')
+    assert parser_for(lone) is None

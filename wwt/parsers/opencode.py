@@ -101,11 +101,12 @@ def looks_like_opencode(path: Path, head: bytes) -> bool:
 
 
 def _is_tree_session(path: Path) -> bool:
+    """``<storage>/session/<project>/ses_*.json``: the storage folder is OpenCode's ``storage``, or a copy of it
+    under another name that still holds the tree's ``message`` folder beside ``session``."""
     parents = path.parents
-    return (
-        path.name.startswith("ses_") and len(parents) >= 3 and parents[1].name == "session"
-        and parents[2].name == "storage"
-    )
+    if not path.name.startswith("ses_") or len(parents) < 3 or parents[1].name != "session":
+        return False
+    return parents[2].name == "storage" or (parents[2] / "message").is_dir()
 
 
 # ------------------------------------------------------------------------------------------- database
