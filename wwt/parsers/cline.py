@@ -33,7 +33,7 @@ from typing import Any
 
 from wwt.models import FLAG_ERROR, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
-from wwt.parsers.cline_history import looks_like_history, parse_history
+from wwt.parsers.cline_history import finish_task, looks_like_history, parse_history
 from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, render_tool_call
 from wwt.parsers.noise import clean_user_text
 
@@ -127,13 +127,7 @@ def parse_task(path: Path, report: ParseReport, platform: str) -> Iterator[Sessi
             session.messages.append(message)
     if session.cwd is None:
         _cwd_from_history_item(session, path.parent / HISTORY_ITEM)
-    stamps = [m.timestamp for m in session.messages if m.timestamp]
-    if stamps:
-        session.started_at, session.ended_at = min(stamps), max(stamps)
-    first = next((m for m in session.messages if m.role == "user" and m.kind == "text"), None)
-    if first is not None:
-        session.title = first.text.split("\n", 1)[0][:100]
-    if session.messages:
+    if finish_task(session):
         yield session
 
 

@@ -74,14 +74,19 @@ def parse_history(path: Path, report: ParseReport, platform: str) -> Iterator[Se
             session.messages.extend(_user(str(index), blocks, now, names, report))
         else:
             session.messages.extend(_assistant(str(index), blocks, now, names))
+    if finish_task(session):
+        yield session
+
+
+def finish_task(session: Session) -> bool:
+    """A Cline/Roo task's times from its messages and its title from the first prompt; False when it holds no message."""
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     if stamps:
         session.started_at, session.ended_at = min(stamps), max(stamps)
     first = next((m for m in session.messages if m.role == "user" and m.kind == "text"), None)
     if first is not None:
         session.title = first.text.split("\n", 1)[0][:100]
-    if session.messages:
-        yield session
+    return bool(session.messages)
 
 
 def _texts(blocks: list[dict[str, Any]]) -> list[str]:

@@ -245,11 +245,10 @@ def lookback_offset(path: Path, offset: int, lines: int, limit: int = 8 << 20) -
     return 0 if floor == 0 else found
 
 
-def load_json_file(path: Path, report: ParseReport, max_bytes: int = 256 * 1024 * 1024) -> Any:
-    """Whole-file JSON (Gemini ``.json``, ``.meta.json`` sidecars). None (counted) when unreadable/bad."""
+def _read_whole(path: Path, report: ParseReport, max_bytes: int) -> bytes | None:
+    """A whole-file source's bytes (its end offset noted), or None with one note: too large, unreadable."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
+        if path.stat().st_size > max_bytes:
             report.note(f"file larger than {max_bytes} bytes skipped")
             return None
         raw = path.read_bytes()
@@ -257,6 +256,14 @@ def load_json_file(path: Path, report: ParseReport, max_bytes: int = 256 * 1024 
         report.note(f"cannot read: {exc.strerror or exc}")
         return None
     report.end_offset = len(raw)
+    return raw
+
+
+def load_json_file(path: Path, report: ParseReport, max_bytes: int = 256 * 1024 * 1024) -> Any:
+    """Whole-file JSON (Gemini ``.json``, ``.meta.json`` sidecars). None (counted) when unreadable/bad."""
+    raw = _read_whole(path, report, max_bytes)
+    if raw is None:
+        return None
     try:
         return json.loads(raw)
     except UnicodeDecodeError:
@@ -279,15 +286,9 @@ def load_json_object(
     (Gemini's legacy ``.json``, an OpenCode export). When the file does not decode whole (cut short by a crash
     mid-write, one broken entry), the fields before the damage and every intact entry of the list are kept:
     only the damaged part is lost (counted, noted)."""
-    try:
-        if path.stat().st_size > max_bytes:
-            report.note(f"file larger than {max_bytes} bytes skipped")
-            return None
-        raw = path.read_bytes()
-    except OSError as exc:
-        report.note(f"cannot read: {exc.strerror or exc}")
+    raw = _read_whole(path, report, max_bytes)
+    if raw is None:
         return None
-    report.end_offset = len(raw)
     try:
         return json.loads(raw)  # the common case; also UTF-16/32 files, as json detects them
     except (ValueError, RecursionError):  # UnicodeDecodeError included
