@@ -185,8 +185,8 @@ def iter_log_files(
 
     if paths is not None:
         roots: list[Path] | None = [Path(p).expanduser() for p in paths]
-    elif store is not None:  # the defaults, and what the user named (wwt.sources)
-        roots = [*_default_roots(parsers.PARSERS), *remembered(store.path.parent)]
+    elif store is not None:
+        roots = log_roots(store)
     else:
         roots = None
     known = _unchanged_platforms(store) if store is not None else None
@@ -195,13 +195,12 @@ def iter_log_files(
 
 
 def changed_sources(store: Store, platforms: Iterable[str] = UNHOOKED_PLATFORMS) -> list[tuple[Path, str]]:
-    """New or changed log files in the default locations of ``platforms`` and the locations the user named
-    (``wwt.sources``: Aider repositories), those whose ``file_state`` differs from the archive's, each with the platform of the parser that reads it. Unchanged files are only stat-ed;
-    files the worker parked (``Store.parked_paths``) are left out until ``wwt worker --retry-parked``."""
+    """New or changed log files under ``log_roots(store, platforms)`` (those whose ``file_state`` differs from
+    the archive's), each with the platform of the parser that reads it. Unchanged files are only stat-ed; files
+    the worker parked (``Store.parked_paths``) are left out until ``wwt worker --retry-parked``."""
     from wwt import parsers
 
-    wanted = set(platforms)
-    roots = [*_default_roots(p for p in parsers.PARSERS if p.platform in wanted), *remembered(store.path.parent)]
+    roots = log_roots(store, platforms)
     if not roots:
         return []
     parked = store.parked_paths()
@@ -213,8 +212,14 @@ def changed_sources(store: Store, platforms: Iterable[str] = UNHOOKED_PLATFORMS)
     ]
 
 
-def _default_roots(chosen: Iterable[Any]) -> list[Path]:
-    return [root for parser in chosen for root in parser.default_roots()]
+def log_roots(store: Store, platforms: Iterable[str] | None = None) -> list[Path]:
+    """Where logs are looked for without paths: the default locations of ``platforms`` (None: every parser's)
+    and the locations the user named (``wwt.sources``, kept in the store's data dir)."""
+    from wwt import parsers
+
+    wanted = None if platforms is None else set(platforms)
+    chosen = [p for p in parsers.PARSERS if wanted is None or p.platform in wanted]
+    return [*(root for parser in chosen for root in parser.default_roots()), *remembered(store.path.parent)]
 
 
 def _unchanged_platforms(store: Store) -> Callable[[str], str | None]:
