@@ -42,3 +42,22 @@ def test_a_one_syllable_korean_key_is_a_word_only_before_a_particle_or_a_break()
     assert "key" in translations("키가 만료됐어")
     assert "queue" in translations("큐에 쌓였어")
     assert "value" in translations("그 값 말이야")
+
+
+def test_everyday_git_and_ops_words_bridge_both_ways() -> None:
+    """Pairs as Korean developer writing has them (Pro Git's Korean edition: 브랜치, 커밋, 머지, 리베이스, 저장소;
+    everyday ops talk: 페일오버, 샤딩, 롤아웃, 헬스체크) — a Korean question about an English session must reach it."""
+    found = translations("브랜치 머지하다가 리베이스로 커밋 정리했던 거")
+    assert {"branch", "merge", "rebase", "commit"} <= set(found)
+    assert "failover" in translations("레디스 페일오버 테스트")
+    assert "sharding" in translations("유저 테이블 샤딩")
+    assert {"health check", "healthcheck"} & set(translations("헬스체크가 실패해서 롤아웃이 멈췄던 거"))
+    assert "저장소" in translations("which repository did we fork")
+    assert "접근성" in translations("the accessibility audit")
+
+
+def test_common_korean_words_that_are_not_developer_terms_add_nothing() -> None:
+    """실수 (a mistake), 정리 (settling on something) and English "set"/"like"/"print" are everyday words, not
+    the float type, a cleanup, a set type or printing."""
+    assert translations("실수로 지웠던 거 어떻게 정리했지") == []
+    assert not {"집합", "좋아요", "인쇄"} & set(translations("how did we set up logging like before and print it"))
