@@ -450,8 +450,18 @@ def test_a_question_about_a_product_never_discussed_names_it_above_the_closest_m
     archive: Path, model_dir: Path
 ) -> None:
     out = search_json("--all", "setting up Traefik middlewares for the admin API", home=archive, model_dir=model_dir)
-    assert out["weak"] is True and out["absent"] == ["Traefik"]
+    assert out["weak"] is True and out["absent"][0] == "Traefik"  # names first, then topic words (middlewares)
     result = run_wwt("search", "--all", "setting up Traefik middlewares for the admin API", home=archive,
                      model_dir=model_dir)
     assert result.returncode == 0
     assert "nothing in memory mentions Traefik" in result.stdout
+
+
+def test_a_question_about_a_technique_never_discussed_names_it(archive: Path, model_dir: Path) -> None:
+    """No product name in it, only a topic term the archive never mentions in either language (failover /
+    페일오버): nothing here answers it, and the warning says which word is missing."""
+    for question, word in (("how did we test the database failover", "failover"),
+                           ("데이터베이스 페일오버 테스트했던 거", "페일오버")):
+        out = search_json("--all", question, home=archive, model_dir=model_dir)
+        assert out["weak"] is True and word in out["absent"], (question, out["absent"])
+

@@ -61,3 +61,14 @@ def test_common_korean_words_that_are_not_developer_terms_add_nothing() -> None:
     the float type, a cleanup, a set type or printing."""
     assert translations("실수로 지웠던 거 어떻게 정리했지") == []
     assert not {"집합", "좋아요", "인쇄"} & set(translations("how did we set up logging like before and print it"))
+
+
+def test_topic_terms_are_techniques_and_features_not_symptoms_or_everyday_words() -> None:
+    from wwt.glossary import topics
+
+    spelled = topics("레디스 페일오버 테스트")
+    assert any({"페일오버", "failover"} <= set(forms) for forms in spelled)
+    assert any("feature flag" in forms for forms in topics("the feature flags for checkout"))
+    # the way people describe what went wrong is said a hundred ways: never evidence that a topic was not discussed
+    assert topics("앱이 크래시 나고 에러가 떴던 거") == []
+    assert topics("the outage after the change, a bug in the file") == []

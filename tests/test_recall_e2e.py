@@ -87,3 +87,29 @@ def test_a_vague_question_is_not_won_by_a_session_that_says_almost_nothing(memor
     # held-out vague question; a real composite fixture's session of placeholder prompts used to rank first
     hits = memory.search("that time search couldn't cope with misspellings", Filters(), 10)
     assert hits[0].session_id == dev_session("shopfront-search-engine")
+
+
+# Questions written blind by another session that had seen neither the rules nor the development set (only this
+# archive's sessions): the "nothing relevant" flag's behaviour on them.
+
+
+def test_plain_word_paraphrases_written_blind_are_answered_without_a_warning(memory: Memory) -> None:
+    """Many of their plain words occur nowhere in the archive; the right session is still first — no warning."""
+    for question, session in (
+        ("Which dedicated tool did we adopt so the store's find-an-item box forgives misspelled queries?",
+         "shopfront-search-engine"),
+        ("how did we deal with the payment provider returning 429s at the lunch peak?", "ledger-payment-429"),
+    ):
+        outcome = memory.search_outcome(question, Filters(), 10)
+        assert dev_session(session) in [h.session_id for h in outcome.hits[:3]], question
+        assert not outcome.weak, (question, outcome.signals)
+
+
+def test_a_topic_term_never_discussed_is_flagged_and_named(memory: Memory) -> None:
+    """Negatives written blind: no product the archive lacks, but a technique it never mentions in any spelling."""
+    for question, word in (
+        ("What was the fix for the SQL injection finding from the pentest?", "sql injection"),
+        ("Postgres 10에서 15로 메이저 업그레이드 무중단으로 했던 방법", "무중단"),
+    ):
+        outcome = memory.search_outcome(question, Filters(), 10)
+        assert outcome.weak and word in outcome.absent, (question, outcome.absent)

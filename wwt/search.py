@@ -420,13 +420,6 @@ def unseen_names(doc_freqs: dict[str, int]) -> int:
     return sum(1 for term, df in doc_freqs.items() if df == 0 and term.isascii() and term[:1].isalpha())
 
 
-def never_discussed(unseen: float, names: int, legs_agree: bool) -> bool:
-    """"Nothing relevant", second rule: most of what the question says (≥ UNSEEN_SHARE of its idf) and at least
-    one name in it occur nowhere in the archive, and the two legs do not even agree on the best session.
-    Calibrated on recall_dev's negatives (benchmarks/RESULTS.md) to stay quiet on real questions."""
-    return unseen >= UNSEEN_SHARE and names >= 1 and not legs_agree
-
-
 _NAME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[._+#/-][A-Za-z0-9_]+)*(?:\+\+|#)?")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _KOREAN_WORD = re.compile(r"[\uac00-\ud7a3]+")
@@ -485,6 +478,12 @@ def unseen_name_words(names: Sequence[str], seen: Callable[[str], bool]) -> list
     return [name for name in names if not said_anywhere(name, seen)]
 
 
+def unsaid_topics(found: Sequence[tuple[str, ...]], seen: Callable[[str], bool]) -> list[str]:
+    """The topic terms (``wwt.glossary.topics``: each the query's word and its other spellings) of which the
+    archive says no spelling: the question's own word for each."""
+    return [spelled[0] for spelled in found if not any(seen(form) for form in spelled)]
+
+
 def vocabulary_gap(tokens: Sequence[str], seen: Callable[[str], bool]) -> float:
     """Share of the question's topic tokens that occur nowhere in the archive in either language
     (``said_anywhere``). 0 for no tokens."""
@@ -504,7 +503,6 @@ def never_said(gap: float, distinct_tokens: int, chunks: int) -> bool:
 GAP_SHARE = 0.6
 GAP_MIN_TOKENS = 3
 GAP_MIN_CHUNKS = 1000
-UNSEEN_SHARE = 0.7
 WEAK_GAP = 0.03  # benchmarks/weak_signal.py (28-chunk fixture corpus): 2/6 off-topic flagged, 0/8 false alarms
 WEAK_MIN_CANDIDATES = 5  # fewer vector candidates than this: no warning (nothing to compare the best with)
 MAX_TERMS_CHECKED = 12
@@ -521,12 +519,12 @@ def term_hits(lexical: _Lexical, terms: Sequence[str], filters: Filters) -> dict
 
 
 def _in_archive(lexical: Any, tokenize: Callable[[str], list[str]], form: str) -> bool:
-    """Does ``form`` occur anywhere in the archive? A Latin identifier by its whole token (xterm.js, not js), a
-    Korean word by every token Kiwi makes of it."""
+    """Does ``form`` occur anywhere in the archive? A Latin identifier by its whole token (xterm.js, not js); a
+    Korean word, or a phrase of several words (shipping fee), by every token it makes."""
     tokens = tokenize(form)
     if not tokens:
         return True  # nothing to look up: never evidence of absence
-    wanted = tokens[:1] if form.isascii() else tokens
+    wanted = tokens[:1] if form.isascii() and " " not in form.strip() else tokens
     return all(count > 0 for count in lexical.doc_freqs(wanted).values())
 
 
@@ -566,7 +564,7 @@ def run_search(
 ) -> SearchOutcome:
     """Both legs over the same filters, fused, grouped. ``store`` is a ``wwt.store.Store``."""
     from wwt.fusion import DEFAULT_METHOD, fuse, idf_mass, lexical_coverage
-    from wwt.glossary import EXPANSION_WEIGHT, translations
+    from wwt.glossary import EXPANSION_WEIGHT, topics, translations
 
     query = query.strip()
     if not query:
@@ -634,8 +632,6 @@ def run_search(
         "fused_top": fused[0][1] if fused else 0.0,
         "chunks": float(vector.count()),
     }
-    if not weak and freqs and len(vector_hits) >= WEAK_MIN_CANDIDATES:
-        weak = never_discussed(signals["unseen"], unseen_names(freqs), bool(signals["agree"]))
     if tokenize is not None and hasattr(lexical, "doc_freqs"):
         answers: dict[str, bool] = {}  # names and topic words share spellings: each is looked up once
 
@@ -646,6 +642,9 @@ def run_search(
 
         missing_names = unseen_name_words(name_words(query), seen)
         signals["names_unseen"] = float(len(missing_names))
+        missing_topics = unsaid_topics(topics(query), seen)
+        signals["topics_unseen"] = float(len(missing_topics))
+        missing_names += [word for word in missing_topics if word not in missing_names]
         gap = vocabulary_gap(query_tokens, seen)
         signals["vocabulary_gap"] = gap
         weak = weak or bool(missing_names) or never_said(gap, len(set(query_tokens)), int(signals["chunks"]))
