@@ -72,3 +72,15 @@ def test_topic_terms_are_techniques_and_features_not_symptoms_or_everyday_words(
     # the way people describe what went wrong is said a hundred ways: never evidence that a topic was not discussed
     assert topics("앱이 크래시 나고 에러가 떴던 거") == []
     assert topics("the outage after the change, a bug in the file") == []
+
+
+def test_words_with_an_everyday_sense_are_not_topic_terms() -> None:
+    """다시 실행 is "ran it again" before it is redo, 추천 "recommend me", 통화 a phone call, 코스 a course: a
+    question using them is not about a technique the archive might lack."""
+    from wwt.glossary import topics
+
+    assert topics("다시 실행했더니 됐어") == []
+    assert topics("그때 추천해준 라이브러리") == []
+    assert topics("통화하면서 정했던 거") == []
+    assert topics("온라인 코스 정리") == []
+    assert topics("CORS 설정 바꿨던 거") == [("cors",)]
