@@ -642,7 +642,7 @@ def run_search(
 
         missing_names = unseen_name_words(name_words(query), seen)
         signals["names_unseen"] = float(len(missing_names))
-        missing_topics = unsaid_topics(topics(query), seen)
+        missing_topics = unsaid_topics(topics(query)[:MAX_TERMS_CHECKED], seen)  # a bounded cost per question
         signals["topics_unseen"] = float(len(missing_topics))
         missing_names += [word for word in missing_topics if word not in missing_names]
         gap = vocabulary_gap(query_tokens, seen)
