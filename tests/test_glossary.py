@@ -84,3 +84,12 @@ def test_words_with_an_everyday_sense_are_not_topic_terms() -> None:
     assert topics("통화하면서 정했던 거") == []
     assert topics("온라인 코스 정리") == []
     assert topics("CORS 설정 바꿨던 거") == [("cors",)]
+
+
+def test_english_words_with_a_general_sense_are_not_topic_terms() -> None:
+    """'the push delivery', 'a high volume of requests', 'the session I mention in my notes': general words first."""
+    from wwt.glossary import topics
+
+    assert topics("push notification delivery was slow") == []
+    assert topics("a high volume of requests") == []
+    assert topics("the session I mention in my notes") == []
