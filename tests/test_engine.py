@@ -596,3 +596,37 @@ def test_the_engine_picks_up_new_messages_of_an_agent_without_hooks(tmp_path, ru
     app.close()
     hits = json.loads(wwt("search", "--all", "fixed quokka seed", "--json", env=env).stdout)
     assert hits["results"][0]["session_id"] == session
+
+
+def test_an_agent_without_hooks_that_keeps_writing_does_not_keep_the_engine_resident(tmp_path, runtime, model_dir):
+    """The engine archives what a hookless agent writes, but that is its own errand, not someone using wwt: with
+    OpenCode writing a message every second and nobody searching, it still leaves after its idle time."""
+    db = tmp_path / "share" / "opencode" / "opencode.db"
+    db.parent.mkdir(parents=True)
+    shutil.copy(OPENCODE_DB, db)
+    home = tmp_path / "data"
+    _ingest(home, model_dir, db)
+    env = engine_env(home, runtime, model_dir, XDG_DATA_HOME=str(tmp_path / "share"), WWT_ENGINE_SCAN_S="1",
+                     WWT_WORKER_DEBOUNCE_S="0.2", WWT_ENGINE_IDLE_S="6")
+    pid = int(start_engine(env)["pid"])
+    app = sqlite3.connect(db)
+    session = "ses_4a1b2c3d4e5fAbCdEfGhIjKl"
+
+    def archived(n: int) -> bool:
+        with sqlite3.connect(home / "wwt.sqlite3") as conn:
+            return conn.execute("SELECT COUNT(*) FROM messages WHERE text LIKE ?", (f"%wombat note {n}%",)).fetchone()[0] > 0
+
+    deadline = time.monotonic() + 90
+    written = 0
+    while alive(pid) and time.monotonic() < deadline:
+        written += 1
+        stamp = 1767261800000 + written * 1000
+        with app:
+            app.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (f"msg_w{written}", session, stamp, stamp,
+                        json.dumps({"role": "user", "time": {"created": stamp}})))
+            app.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", (f"prt_w{written}", f"msg_w{written}", session,
+                        stamp, stamp, json.dumps({"type": "text", "text": f"keep the wombat note {written} short"})))
+        time.sleep(1.0)
+    app.close()
+    assert not alive(pid), f"the engine was still running after {written} writes in 90 s"
+    assert archived(1)  # it did archive what it found meanwhile

@@ -394,18 +394,20 @@ class Engine:
         vectors_checked_at: int | None = None  # change counter when no vector was found pending
         try:
             while not self.stopping.is_set():
-                self.nudged.wait(timeout=QUEUE_POLL_S)
+                announced = self.nudged.wait(timeout=QUEUE_POLL_S)  # a hook (or the engine's own start) woke it
                 self.nudged.clear()
                 if self.stopping.is_set() or not self.memory.has_data():
                     continue
                 try:
                     if store is None:
                         store = Store.open(self.memory.store_path)
+                    scanned_only = False  # the queue holds only what the engine's own scan found
                     if scan_s > 0 and time.monotonic() >= next_scan:
                         next_scan = time.monotonic() + scan_s
                         if lock_fd is None:
                             lock_fd = self._own_queue(store)
                         if lock_fd is not None and not is_paused(self.home):
+                            scanned_only = store.queue_size() == 0 and not announced
                             self._queue_changed_sources(store)
                     queued = store.queue_size()
                     if queued == 0 and vectors_checked_at == store.change_counter():
@@ -422,7 +424,7 @@ class Engine:
                             vectors_checked_at = counter
                             continue
                         self._write(lambda writer, queue=store: worker.backfill_once(writer, queue, self.log)
-                                    and queue.queue_size() == 0)
+                                    and queue.queue_size() == 0, activity=False)
                         continue
                     waiting_since = time.monotonic()
                     while not self.stopping.is_set():
@@ -432,7 +434,8 @@ class Engine:
                         if not pause:
                             break
                         time.sleep(pause)
-                    self._write(lambda writer, queue=store: worker.drain_once(writer, queue, self.log))
+                    self._write(lambda writer, queue=store: worker.drain_once(writer, queue, self.log),
+                                activity=not scanned_only)
                 except Exception:  # noqa: BLE001 - rows stay queued; the next turn retries
                     self.log.exception("ingest turn failed")
                     time.sleep(QUEUE_POLL_S)
@@ -460,9 +463,11 @@ class Engine:
         if changed:
             self.log.info("queued %d changed file(s) of agents without hooks", len(changed))
 
-    def _write(self, step: Callable[[Any], bool]) -> None:
+    def _write(self, step: Callable[[Any], bool], activity: bool = True) -> None:
         """Run ``step`` on a writer ``Memory`` until it says there is nothing more to do right away; the engine
-        counts as busy (no idle exit) meanwhile."""
+        counts as busy (no idle exit) meanwhile. Only work someone asked for (``activity``: a hook's files)
+        restarts the idle countdown: what the engine's own scan of hookless agents found, and vector back-fill,
+        must not keep it resident for ever while such an agent keeps writing."""
         from wwt.service import Memory
 
         with self.lock:
@@ -475,7 +480,8 @@ class Engine:
             writer.close()
             with self.lock:
                 self.ingesting = False
-                self.last_active = time.monotonic()
+                if activity:
+                    self.last_active = time.monotonic()
 
 
 def _try_worker_lock(home: Path) -> int | None:
