@@ -113,3 +113,10 @@ def test_a_topic_term_never_discussed_is_flagged_and_named(memory: Memory) -> No
     ):
         outcome = memory.search_outcome(question, Filters(), 10)
         assert outcome.weak and word in outcome.absent, (question, outcome.absent)
+
+
+def test_a_question_none_of_whose_words_the_archive_ever_said_is_flagged(memory: Memory) -> None:
+    """Everyday questions written for benchmarks/data/recall_everyday.json (before this rule): not one of their
+    topic words occurs anywhere in this archive, in either language."""
+    for question in ("우리 강아지 산책 몇 번 시켜야 해", "is it worth repainting the living room myself"):
+        assert memory.search_outcome(question, Filters(), 10).weak, question

@@ -463,6 +463,13 @@ def test_missing_everyday_words_count_only_in_an_archive_big_enough_to_have_them
     assert never_said(0.4, 5, chunks=5000) is False
 
 
+def test_not_one_topic_word_said_is_enough_once_the_archive_is_more_than_a_handful() -> None:
+    assert never_said(1.0, 3, chunks=60) is True  # "what's the best sourdough starter": nothing of it anywhere
+    assert never_said(1.0, 3, chunks=10) is False  # a first session or two: a paraphrase may share nothing yet
+    assert never_said(0.9, 4, chunks=60) is False  # one word of it was said
+    assert never_said(1.0, 2, chunks=60) is False  # too few words to judge
+
+
 def _first_user_prompt(path: Path) -> str:
     from wwt.parsers import parse_file
 

@@ -495,14 +495,19 @@ def vocabulary_gap(tokens: Sequence[str], seen: Callable[[str], bool]) -> float:
 
 def never_said(gap: float, distinct_tokens: int, chunks: int) -> bool:
     """"Nothing relevant", third rule: most of a question's topic words (≥ GAP_SHARE of at least GAP_MIN_TOKENS)
-    were never said in this archive in either language. Only in an archive of GAP_MIN_CHUNKS or more: in a small
-    one, everyday words a paraphrase uses are missing too, and their absence says nothing."""
-    return chunks >= GAP_MIN_CHUNKS and distinct_tokens >= GAP_MIN_TOKENS and gap >= GAP_SHARE
+    were never said in this archive in either language — in an archive of GAP_MIN_CHUNKS or more: in a smaller
+    one, everyday words a paraphrase uses are missing too, and their absence says little. Not one of them said
+    is enough once the archive holds more than a handful of sessions (NONE_SAID_MIN_CHUNKS): a paraphrase still
+    shares some word with its session."""
+    if distinct_tokens < GAP_MIN_TOKENS:
+        return False
+    return (chunks >= GAP_MIN_CHUNKS and gap >= GAP_SHARE) or (chunks >= NONE_SAID_MIN_CHUNKS and gap >= 1.0)
 
 
 GAP_SHARE = 0.6
 GAP_MIN_TOKENS = 3
 GAP_MIN_CHUNKS = 1000
+NONE_SAID_MIN_CHUNKS = 50
 WEAK_GAP = 0.03  # benchmarks/weak_signal.py (28-chunk fixture corpus): 2/6 off-topic flagged, 0/8 false alarms
 WEAK_MIN_CANDIDATES = 5  # fewer vector candidates than this: no warning (nothing to compare the best with)
 MAX_TERMS_CHECKED = 12
