@@ -2,7 +2,8 @@
 ``~/.copilot/history-session-state/<id>.json``). Formats in docs/formats-notes.md.
 
 Decisions:
-* ``events.jsonl`` is append-only: one event a line, ``{type, id, timestamp, parentId, data}``. Read:
+* ``events.jsonl`` is append-only: one event a line, ``{type, id, timestamp, parentId, data}`` (``id`` and
+  ``parentId`` missing in some logs). Read:
   ``session.start`` (id, cwd, git root, branch), ``user.message`` (``data.content`` is what was typed;
   ``transformedContent`` is the model-bound copy with injected context and is never read), ``assistant.message``
   (text + ``toolRequests`` + ``reasoningText``), ``assistant.reasoning`` (thinking; the same text repeated as the
@@ -73,8 +74,12 @@ def copilot_home() -> Path:
 
 
 def is_event(obj: Any) -> bool:
-    """The event envelope: ``type`` string, ``data`` object, ``id``."""
-    return isinstance(obj, dict) and isinstance(obj.get("type"), str) and isinstance(obj.get("data"), dict) and "id" in obj
+    """The event envelope: ``type`` string, ``data`` object, and an ``id`` or a ``timestamp`` (events written
+    without ``id``/``parentId`` exist: the message ids then come from byte offsets)."""
+    return (
+        isinstance(obj, dict) and isinstance(obj.get("type"), str) and isinstance(obj.get("data"), dict)
+        and ("id" in obj or "timestamp" in obj)
+    )
 
 
 def is_copilot_event(obj: Any) -> bool:
