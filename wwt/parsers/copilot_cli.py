@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.models import FLAG_ERROR, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
     bound_text,
@@ -200,8 +200,8 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
     session.title = _read_title(path.parent) if path.name == "events.jsonl" else None
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     if stamps:
-        session.started_at = session.started_at or min(stamps)
-        session.ended_at = max(stamps)
+        session.started_at = session.started_at or earliest(stamps)
+        session.ended_at = latest(stamps)
     if session.messages:
         yield session
 

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.models import FLAG_ERROR, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
     bound_text,
@@ -388,8 +388,8 @@ def _build(
         return None
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     if stamps:
-        session.started_at = min([*stamps, *([session.started_at] if session.started_at else [])])
-        session.ended_at = max([*stamps, *([session.ended_at] if session.ended_at else [])])
+        session.started_at = earliest([*stamps, session.started_at])
+        session.ended_at = latest([*stamps, session.ended_at])
     return session
 
 
