@@ -252,3 +252,19 @@ def test_a_log_of_only_glued_lines_is_still_recognised(tmp_path):
     assert parser_for(path) is not None and parser_for(path).platform == "qwen-code"
     session, report = only(path)
     assert len(session.messages) == 2 and report.bad_lines == 0
+
+
+def test_qwens_prompt_log_and_saved_chats_are_not_sessions(tmp_path):
+    """Qwen Code's other state (QwenLM/qwen-code packages/core/src/core/logger.ts): ``tmp/<project hash>/logs.json``
+    lists the prompts typed (for the ↑ history) and ``checkpoint-<tag>.json`` is a ``/chat save`` snapshot of the
+    history: both copy what the chat log records, so neither is read (it would only duplicate messages)."""
+    folder = tmp_path / ".qwen" / "tmp" / "5f0c3a"
+    folder.mkdir(parents=True)
+    prompts = folder / "logs.json"
+    prompts.write_text('[\n  {\n    "sessionId": "9e4b1c07-2d5f-4a8e-b3c6-71d0e2f4a5b8",\n    "messageId": 0,\n'
+                       '    "type": "user",\n    "message": "run the export tests",\n'
+                       '    "timestamp": "2026-09-14T08:15:02.310Z"\n  }\n]')
+    saved = folder / "checkpoint-invoices.json"
+    saved.write_text('[\n  {\n    "role": "user",\n    "parts": [\n      {\n        "text": "run the export tests"\n'
+                     '      }\n    ]\n  }\n]')
+    assert parser_for(prompts) is None and parser_for(saved) is None
