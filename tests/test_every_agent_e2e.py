@@ -236,3 +236,24 @@ def test_status_names_every_agent(world: dict) -> None:
     for platform in PLATFORMS:
         assert PLATFORM_NAMES[platform] in result.stdout, platform
 
+
+
+def test_the_mcp_server_names_every_agent_it_remembers(world: dict) -> None:
+    """Cursor and Copilot CLI now load the server too: its instructions must not say it knows three agents."""
+    names: list[str] = []
+
+    async def run() -> None:
+        from mcp.client.session import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(command=sys.executable, args=["-m", "wwt", "mcp"], env=world["env"],
+                                       cwd=str(world["root"]))
+        with open(world["root"] / "server-stderr.log", "a") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    result = await session.initialize()
+                    names.append(result.instructions or "")
+
+    asyncio.run(asyncio.wait_for(run(), timeout=120))
+    for platform in PLATFORMS:
+        assert PLATFORM_NAMES[platform] in names[0], platform
