@@ -212,14 +212,17 @@ def iter_jsonl(
                     report.bad_lines += 1
                     report.end_offset = end
                 return
-            glued = glued_records(stripped, raw.find(stripped[:1]))
-            if glued is not None:
-                report.end_offset = end
-                yield from _glued(glued, offset, end, report)
-                offset = end
-                continue
+            bad_before, notes_before = report.bad_lines, len(report.notes)
             obj = decode_line(stripped, report, offset)
             report.end_offset = end
+            if obj is None and report.bad_lines > bad_before:  # only then (rare): records glued on the line?
+                glued = glued_records(stripped, raw.find(stripped[:1]))
+                if glued is not None:
+                    report.bad_lines = bad_before
+                    del report.notes[notes_before:]
+                    yield from _glued(glued, offset, end, report)
+                    offset = end
+                    continue
             if isinstance(obj, dict):
                 yield offset, end, obj
             elif obj is not None:
