@@ -292,3 +292,27 @@ def test_a_store_whose_root_names_a_missing_or_foreign_blob_keeps_the_rest(tmp_p
     (session,), report = parse(db)
     assert user_texts(session) == ["the metrics flush drops the last batch on shutdown, make it flush before exit"]
     assert len(session.messages) == 8 and report.bad_lines == 2
+
+
+def test_a_live_store_whose_schema_is_still_in_its_wal_is_recognised_by_where_it_lives(tmp_path):
+    """The CLI keeps the store in WAL mode: until a checkpoint, the CREATE TABLE statements sit in ``store.db-wal``
+    and the main file's head holds only the SQLite header."""
+    chat = tmp_path / ".cursor" / "chats" / "6eceb9f57ad67c264fe91770fbfa3f57" / STORE.parent.name
+    chat.mkdir(parents=True)
+    db = chat / "store.db"
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.executescript((STORE.parent / "store.sql").read_text())
+    writer.commit()
+    try:
+        assert b"CREATE TABLE blobs" not in read_head(db)  # the case under test
+        assert parser_for(db) is not None and parser_for(db).platform == "cursor"
+        (session,), _ = parse(db)
+        assert session.title == "Flush metrics on shutdown" and len(session.messages) == 10
+        elsewhere = tmp_path / "other" / "store.db"  # the same live file outside Cursor's chats folder: not claimed
+        elsewhere.parent.mkdir()
+        elsewhere.write_bytes(db.read_bytes())
+        assert parser_for(elsewhere) is None
+    finally:
+        writer.close()

@@ -97,7 +97,10 @@ def looks_like_cursor(path: Path, head: bytes) -> bool:
     (where keys added by later versions are tolerated, other agents' envelope keys are not), opens with a
     ``<user_query>``, or holds exactly that shape with typed content blocks."""
     if path.name == STORE_NAME:
-        return head.startswith(SQLITE_MAGIC) and all(table in head for table in STORE_TABLES)
+        # Its tables, or (a live store whose schema still sits in its WAL) where the CLI keeps it.
+        return head.startswith(SQLITE_MAGIC) and (
+            all(table in head for table in STORE_TABLES) or _in_cursor_chats(path)
+        )
     if path.name == DB_NAME:
         return (
             head.startswith(SQLITE_MAGIC)
@@ -131,6 +134,12 @@ def looks_like_cursor(path: Path, head: bytes) -> bool:
             return True
         return set(message) == {"content"} and _typed_blocks(message["content"])
     return False
+
+
+def _in_cursor_chats(path: Path) -> bool:
+    """``…/.cursor/chats/<workspace hash>/<agent id>/store.db``."""
+    parents = path.parents
+    return len(parents) > 3 and parents[2].name == "chats" and parents[3].name == ".cursor"
 
 
 def _typed_blocks(content: Any) -> bool:
