@@ -166,3 +166,30 @@ def test_reasoning_written_on_the_message_is_thinking_once(tmp_path):
         ("thinking", "Check the scheduler too."),
         ("text", "The scheduler uses it as well."),
     ]
+
+
+# Events written without an ``id`` (nor ``parentId``): ``{type, data, timestamp}`` only, the shape of
+# wesm/agentsview internal/parser/copilot_test.go's session logs (commit aea2eb1). Re-created by hand.
+NO_IDS = OWN / "no-event-ids" / "b81c4d2e-5f36-4a7b-9c08-e1d2f3a4b5c6" / "events.jsonl"
+
+
+def test_events_without_an_id_are_read():
+    assert parser_for(NO_IDS) is not None and parser_for(NO_IDS).platform == "copilot-cli"
+    session, report = only(NO_IDS)
+    assert session.session_id == "b81c4d2e-5f36-4a7b-9c08-e1d2f3a4b5c6"
+    assert session.git_branch == "render-cache" and session.project == "tilemap"
+    assert counts(session) == {
+        ("user", "text"): 1, ("assistant", "tool_call"): 1, ("user", "tool_result"): 1, ("assistant", "text"): 1,
+    }
+    result = next(m for m in session.messages if m.kind == "tool_result")
+    assert result.tool_name == "grep" and "tiles.ts:88" in result.text
+    assert len({m.native_id for m in session.messages}) == 4  # ids made from byte offsets stay distinct
+    assert report.unknown_records == 0 and report.bad_lines == 0
+
+
+def test_a_line_without_data_or_with_another_agents_envelope_is_still_not_an_event(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"type":"user.message","content":"hi","timestamp":"2026-10-02T13:40:12.000Z"}\n')
+    assert not PARSER.detect(path, read_head(path))
+    path.write_text('{"type":"response_item","payload":{"type":"message"},"timestamp":"2026-10-02T13:40:12Z"}\n')
+    assert not PARSER.detect(path, read_head(path))

@@ -201,3 +201,118 @@ def write_lines(path: Path, records: list[dict]) -> Path:
     """Lines as Cursor writes them: compact JSON, one object a line."""
     path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+# The Cursor CLI's chat store: ``~/.cursor/chats/<md5 of the workspace path>/<agent id>/store.db``, an SQLite blob
+# store written by the CLI's SQLiteBlobStoreWithMetadata (``blobs (id TEXT PRIMARY KEY, data BLOB)``, ``meta (key
+# TEXT PRIMARY KEY, value TEXT)``, WAL), the metadata JSON hex-encoded in meta row '0'. Its root blob lists the
+# message blobs (protobuf field 1) and the workspace (field 9); messages are ``{role, content}`` JSON with
+# text/reasoning/tool-call/tool-result parts — as readers' fixtures build it (chenhg5/tape
+# internal/source/cursor/cursor_test.go, commit 76b427ed; Mai0313/VibeCodingTracker src/core/src/session/cursor.rs,
+# commit 7acc4bc). Written by hand in store.sql; store.db is that script run.
+STORE = OWN / "chats" / "6eceb9f57ad67c264fe91770fbfa3f57" / "c5e8a1f0-3b7d-4c29-9e64-2a1b0d9f8e71" / "store.db"
+
+
+def test_the_chat_store_fixture_is_its_sql_script(tmp_path):
+    built = tmp_path / "store.db"
+    conn = sqlite3.connect(built)
+    conn.executescript((STORE.parent / "store.sql").read_text())
+    conn.commit()
+    conn.close()
+    assert _dump(built) == _dump(STORE)
+
+
+def test_a_cli_chat_store_is_a_session():
+    assert parser_for(STORE) is not None and parser_for(STORE).platform == "cursor"
+    (session,), report = parse(STORE)
+    assert session.session_id == "c5e8a1f0-3b7d-4c29-9e64-2a1b0d9f8e71"
+    assert session.title == "Flush metrics on shutdown"
+    assert session.started_at == "2026-01-01T10:00:00Z"
+    assert session.cwd == "/home/ana/code/orbit" and session.project == "orbit"
+    assert user_texts(session) == [
+        "the metrics flush drops the last batch on shutdown, make it flush before exit",
+        "add a test for it",
+    ]
+    assert counts(session) == {
+        ("user", "text"): 2, ("assistant", "thinking"): 1, ("assistant", "text"): 3,
+        ("assistant", "tool_call"): 2, ("user", "tool_result"): 2,
+    }
+    calls = [m for m in session.messages if m.kind == "tool_call"]
+    assert [c.tool_name for c in calls] == ["Read", "Shell"]
+    results = [m for m in session.messages if m.kind == "tool_result"]
+    assert [FLAG_ERROR in r.flags for r in results] == [False, True]
+    assert "timer.cancel()" in results[0].text
+    assert "OS Version" not in all_text(session)  # the system prompt and <user_info> are not indexed
+    assert report.bad_lines == 0
+
+
+def test_the_chat_store_is_never_changed_nor_waited_for(tmp_path):
+    db = tmp_path / "chats" / "h" / STORE.parent.name / "store.db"
+    db.parent.mkdir(parents=True)
+    shutil.copy(STORE, db)
+    before = _dump(db)
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("DELETE FROM blobs")
+    sessions, _ = parse(db)
+    assert len(sessions) == 1 and len(sessions[0].messages) == 10  # the uncommitted delete is not seen
+    writer.execute("ROLLBACK")
+    writer.execute("PRAGMA journal_mode=DELETE")
+    writer.close()
+    assert _dump(db) == before
+
+
+def test_chat_stores_are_found_by_default_and_other_store_dbs_are_not_cursors(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    target = tmp_path / "home" / ".cursor" / STORE.relative_to(OWN)
+    target.parent.mkdir(parents=True)
+    shutil.copy(STORE, target)
+    found = [(p.name, x.platform) for p, x in discover() if x.platform == "cursor"]
+    assert found == [("store.db", "cursor")]
+    other = tmp_path / "app" / "store.db"
+    other.parent.mkdir()
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE items (id TEXT PRIMARY KEY, data BLOB)")
+    conn.commit()
+    conn.close()
+    assert parser_for(other) is None
+
+
+def test_a_store_whose_root_names_a_missing_or_foreign_blob_keeps_the_rest(tmp_path):
+    db = tmp_path / "store.db"
+    shutil.copy(STORE, db)
+    conn = sqlite3.connect(db)
+    tool_result = conn.execute("SELECT id FROM blobs WHERE CAST(data AS TEXT) LIKE '%tool-result%toolu_orbit_7%'"
+                               ).fetchone()[0]
+    conn.execute("DELETE FROM blobs WHERE id = ?", (tool_result,))
+    conn.execute("UPDATE blobs SET data = X'00ff' WHERE CAST(data AS TEXT) LIKE '{\"role\":\"user\"%add a test for it%'")
+    conn.commit()
+    conn.close()
+    (session,), report = parse(db)
+    assert user_texts(session) == ["the metrics flush drops the last batch on shutdown, make it flush before exit"]
+    assert len(session.messages) == 8 and report.bad_lines == 2
+
+
+def test_a_live_store_whose_schema_is_still_in_its_wal_is_recognised_by_where_it_lives(tmp_path):
+    """The CLI keeps the store in WAL mode: until a checkpoint, the CREATE TABLE statements sit in ``store.db-wal``
+    and the main file's head holds only the SQLite header."""
+    chat = tmp_path / ".cursor" / "chats" / "6eceb9f57ad67c264fe91770fbfa3f57" / STORE.parent.name
+    chat.mkdir(parents=True)
+    db = chat / "store.db"
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.executescript((STORE.parent / "store.sql").read_text())
+    writer.commit()
+    try:
+        assert b"CREATE TABLE blobs" not in read_head(db)  # the case under test
+        assert parser_for(db) is not None and parser_for(db).platform == "cursor"
+        (session,), _ = parse(db)
+        assert session.title == "Flush metrics on shutdown" and len(session.messages) == 10
+        elsewhere = tmp_path / "other" / "store.db"  # the same live file outside Cursor's chats folder: not claimed
+        elsewhere.parent.mkdir()
+        elsewhere.write_bytes(db.read_bytes())
+        assert parser_for(elsewhere) is None
+    finally:
+        writer.close()

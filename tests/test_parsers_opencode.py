@@ -289,3 +289,41 @@ def test_a_copied_storage_tree_under_another_name_is_read(tmp_path):
     lone.parent.mkdir(parents=True)
     lone.write_text('{"id": "ses_plan", "title": "week one"}')
     assert parser_for(lone) is None
+
+
+# The older per-project tree OpenCode's own Storage migration copies from (sst/opencode
+# packages/opencode/src/storage/storage.ts, MIGRATIONS[0]): ``<data>/project/<project>/storage/session/info/<id>.json``,
+# ``…/session/message/<id>/<msg>.json``, ``…/session/part/<id>/<msg>/<part>.json``. The session object of that era
+# names no directory (the migration finds the worktree in an assistant message's ``path.root``). Hand-written.
+LEGACY_DATA = OWN / "legacy"
+LEGACY_SESSION = (LEGACY_DATA / "project" / "-home-ana-code-lumen" / "storage" / "session" / "info"
+                  / "ses_8d1e4f2a6b3cLegacyTree01.json")
+
+
+def test_an_older_per_project_session_is_read():
+    assert parser_for(LEGACY_SESSION) is not None and parser_for(LEGACY_SESSION).platform == "opencode"
+    (session,), report = parse(LEGACY_SESSION)
+    assert session.session_id == "ses_8d1e4f2a6b3cLegacyTree01" and session.title == "Debounce the search box"
+    assert counts(session) == {("user", "text"): 1, ("assistant", "tool_call"): 1, ("user", "tool_result"): 1,
+                               ("assistant", "text"): 1}
+    assert session.messages[0].text == "the search box fires a request on every keystroke, debounce it by 250ms"
+    assert session.cwd == "/home/ana/code/lumen" and session.project == "lumen"  # from the message's path
+    assert report.bad_lines == 0
+
+
+def test_older_per_project_sessions_are_found_by_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    shutil.copytree(LEGACY_DATA, tmp_path / "share" / "opencode")
+    found = {p.name: parser.platform for p, parser in discover()}
+    assert found == {LEGACY_SESSION.name: "opencode"}  # message and part files are not opened
+
+
+def test_an_older_session_already_migrated_is_skipped(tmp_path):
+    data = tmp_path / "opencode"
+    shutil.copytree(LEGACY_DATA, data)
+    copy = data / "storage" / "session" / "0a1b2c3d" / LEGACY_SESSION.name  # what the migration writes
+    copy.parent.mkdir(parents=True)
+    shutil.copy(LEGACY_SESSION, copy)
+    legacy = data / LEGACY_SESSION.relative_to(LEGACY_DATA)
+    sessions, report = parse(legacy)
+    assert sessions == [] and any("migrated" in n for n in report.notes)

@@ -206,3 +206,65 @@ def test_hook_context_parts_are_not_the_users_words(tmp_path):
     path = write_jsonl(tmp_path / "chats" / "0d4c3b2a-1e2f-4a5b-8c6d-7e8f9a0b1c2d.jsonl", [record])
     session, _ = only(path)
     assert user_texts(session) == ["why is the refund total off by one cent?"]
+
+
+# Records glued on one line: Qwen's writer appends ``JSON.stringify(record) + "\n"`` (jsonl-utils), so a write
+# that lost its newline, or a crash that cut a record before the next append, leaves two records on one line.
+# The fixture's first line holds a prompt and its answer with no newline between them; its last line holds an
+# answer, a prompt cut short, the same prompt written again whole, and its answer.
+GLUED = Path(__file__).parent / "fixtures" / "qwen" / "glued" / "9e4b1c07-2d5f-4a8e-b3c6-71d0e2f4a5b8.jsonl"
+
+
+def test_records_glued_on_one_line_are_all_read():
+    assert parser_for(GLUED) is not None and parser_for(GLUED).platform == "qwen-code"
+    session, report = only(GLUED)
+    assert user_texts(session) == [
+        "why does the invoice export skip archived customers",
+        "keep archived customers but mark them in a status column",
+        "run the export tests",
+    ]
+    assert [m.text for m in session.messages if m.role == "assistant"] == [
+        "The export query filters on customers.archived_at IS NULL, so archived customers never reach the CSV writer.",
+        "Added a status column that reads archived or active, and dropped the archived_at filter.",
+        "All twelve export tests pass with the new status column.",
+    ]
+    assert session.started_at == "2026-09-14T08:12:03.417Z" and session.ended_at == "2026-09-14T08:15:09.128Z"
+    assert report.bad_lines == 1  # only the cut record is lost; a glued pair loses nothing
+    assert report.end_offset == GLUED.stat().st_size
+
+
+def test_a_glued_line_resumed_from_its_start_is_read_again_whole(tmp_path):
+    path = tmp_path / "projects" / "-x" / "chats" / GLUED.name
+    path.parent.mkdir(parents=True)
+    lines = GLUED.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:2]))
+    _, report = parse(path)
+    with open(path, "ab") as fh:
+        fh.write(lines[2])
+    more, _ = parse(path, report.end_offset)
+    assert [m.text for m in more[0].messages if m.role == "user"] == ["run the export tests"]
+    assert len({m.native_id for m in more[0].messages}) == len(more[0].messages) == 3
+
+
+def test_a_log_of_only_glued_lines_is_still_recognised(tmp_path):
+    path = tmp_path / GLUED.name  # outside a chats folder: the records alone decide
+    path.write_bytes(GLUED.read_bytes().splitlines(keepends=True)[0])
+    assert parser_for(path) is not None and parser_for(path).platform == "qwen-code"
+    session, report = only(path)
+    assert len(session.messages) == 2 and report.bad_lines == 0
+
+
+def test_qwens_prompt_log_and_saved_chats_are_not_sessions(tmp_path):
+    """Qwen Code's other state (QwenLM/qwen-code packages/core/src/core/logger.ts): ``tmp/<project hash>/logs.json``
+    lists the prompts typed (for the ↑ history) and ``checkpoint-<tag>.json`` is a ``/chat save`` snapshot of the
+    history: both copy what the chat log records, so neither is read (it would only duplicate messages)."""
+    folder = tmp_path / ".qwen" / "tmp" / "5f0c3a"
+    folder.mkdir(parents=True)
+    prompts = folder / "logs.json"
+    prompts.write_text('[\n  {\n    "sessionId": "9e4b1c07-2d5f-4a8e-b3c6-71d0e2f4a5b8",\n    "messageId": 0,\n'
+                       '    "type": "user",\n    "message": "run the export tests",\n'
+                       '    "timestamp": "2026-09-14T08:15:02.310Z"\n  }\n]')
+    saved = folder / "checkpoint-invoices.json"
+    saved.write_text('[\n  {\n    "role": "user",\n    "parts": [\n      {\n        "text": "run the export tests"\n'
+                     '      }\n    ]\n  }\n]')
+    assert parser_for(prompts) is None and parser_for(saved) is None

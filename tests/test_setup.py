@@ -254,7 +254,7 @@ def test_hooks_of_the_wrong_shape_are_refused() -> None:
 
 def test_unknown_agent_name_is_a_clear_error(home: Path) -> None:
     with pytest.raises(WwtError, match="unknown agent"):
-        run(only=["cursor"], use_agent_cli=False)
+        run(only=["windsurf"], use_agent_cli=False)  # cursor and copilot are agents now
 
 
 FAKE_AGENT = r'''#!{python}

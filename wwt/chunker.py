@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message
+from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message, time_key
 from wwt.parsers.common import NAMES_CHARS, names_note
 
 WINDOW_TURNS = 6
@@ -270,7 +270,7 @@ def _make_chunk(window: Sequence[Turn], session_id: str, root: str, count: Calla
     display_text = bound_middle("\n".join(lines), DISPLAY_CHARS, 0)
     seqs = [s for t in window for s in t.seqs]
     native_ids = [n for t in window for n in t.native_ids]
-    stamps = sorted(ts for t in window for ts in t.timestamps)
+    stamps = sorted((ts for t in window for ts in t.timestamps if ts), key=time_key)
     first = min(range(len(seqs)), key=lambda i: seqs[i])
     last = max(range(len(seqs)), key=lambda i: seqs[i])
     content_hash = _sha(lexical_text)

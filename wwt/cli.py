@@ -102,7 +102,9 @@ def _parse_when(value: str, end_of_day: bool, now: datetime | None) -> str:
             moment = datetime.combine(moment.date(), time.max)
         if moment.tzinfo is None:
             moment = moment.astimezone()
-    return moment.astimezone().astimezone(tz=_utc()).strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = moment.astimezone().astimezone(tz=_utc())
+    millis = moment.microsecond // 1000  # kept, as stored times keep them: the end of a day is 23:59:59.999
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{millis:03d}Z" if millis else "Z")
 
 
 def _utc() -> Any:

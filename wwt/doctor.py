@@ -222,7 +222,7 @@ def check_log_folders() -> list[Finding]:
     from wwt.models import PLATFORM_NAMES
     from wwt.parsers import PARSERS
 
-    wired = {agent.PLATFORM for agent in AGENTS}
+    wired = {agent.PLATFORM for agent in AGENTS if agent.EVENTS}  # agents with a wwt hook
     out: list[Finding] = []
     for parser in PARSERS:
         if parser.platform not in LOG_FOLDER_PLATFORMS:

@@ -6,7 +6,39 @@ an unparseable one; parsers normalise them (see ``wwt.parsers.common.iso_timesta
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+_STORED_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{3})?Z")
+
+
+def time_key(ts: str) -> str:
+    """A timestamp as a string that sorts in time order: ``…:SS.mmmZ`` in UTC. Stored times drop a whole second's
+    ``.000`` and plain string order puts ``…:00.640Z`` before ``…:00Z``; a time with a UTC offset is moved to UTC.
+    A string that is no ISO time is returned unchanged (it sorts as itself)."""
+    if _STORED_TS.fullmatch(ts):
+        return ts if len(ts) == 24 else ts[:19] + ".000Z"
+    try:
+        moment = datetime.fromisoformat(ts[:-1] + "+00:00" if ts.endswith(("Z", "z")) else ts)
+    except ValueError:
+        return ts
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def earliest(stamps: Iterable[str | None]) -> str | None:
+    """The first moment among ``stamps`` (Nones ignored), compared as times; None when there is none."""
+    return min((s for s in stamps if s), key=time_key, default=None)
+
+
+def latest(stamps: Iterable[str | None]) -> str | None:
+    """The last moment among ``stamps`` (Nones ignored), compared as times; None when there is none."""
+    return max((s for s in stamps if s), key=time_key, default=None)
+
 
 PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code")
 # Human names, and the short aliases ``--source`` / MCP ``source`` accept besides the platform names.

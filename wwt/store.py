@@ -22,7 +22,7 @@ from pathlib import Path
 
 from wwt import paths
 from wwt.errors import StoreError, UsageError, out_of_space
-from wwt.models import FLAG_SUBAGENT, Filters, Message, Session
+from wwt.models import FLAG_SUBAGENT, Filters, Message, Session, time_key
 
 APP_ID = "whatwasthat"
 SCHEMA_VERSION = 5
@@ -540,11 +540,11 @@ class Store:
             )
             args += root_args
         if filters.since:
-            where.append("COALESCE(c.end_ts, c.start_ts, s.ended_at, s.started_at) >= ?")
-            args.append(filters.since)
+            where.append(time_key_sql("COALESCE(c.end_ts, c.start_ts, s.ended_at, s.started_at)") + " >= ?")
+            args.append(time_key(filters.since))
         if filters.until:
-            where.append("COALESCE(c.start_ts, c.end_ts, s.started_at, s.ended_at) <= ?")
-            args.append(filters.until)
+            where.append(time_key_sql("COALESCE(c.start_ts, c.end_ts, s.started_at, s.ended_at)") + " <= ?")
+            args.append(time_key(filters.until))
         if filters.exclude_session_id:
             where.append("c.root_session_id != ?")
             args.append(filters.exclude_session_id)
@@ -626,7 +626,9 @@ class Store:
                 MessageRow(**{**m.__dict__, "flags": m.flags | {FLAG_SUBAGENT}}) for m in msgs
             ]
             first_ts = next((m.timestamp for m in msgs if m.timestamp), None)
-            if msgs and (lo is None or (first_ts and first_ts >= lo)) and (hi is None or (first_ts and first_ts <= hi)):
+            if msgs and (lo is None or (first_ts and time_key(first_ts) >= time_key(lo))) and (
+                hi is None or (first_ts and time_key(first_ts) <= time_key(hi))
+            ):
                 blocks.append(msgs)
         return _interleave(own, blocks)
 
@@ -826,9 +828,11 @@ class Store:
                    cwd=COALESCE(excluded.cwd, cwd),
                    git_branch=COALESCE(excluded.git_branch, git_branch),
                    started_at=CASE WHEN started_at IS NULL OR (excluded.started_at IS NOT NULL
-                       AND excluded.started_at < started_at) THEN excluded.started_at ELSE started_at END,
+                       AND """ + time_key_sql("excluded.started_at") + " < " + time_key_sql("started_at") + """)
+                       THEN excluded.started_at ELSE started_at END,
                    ended_at=CASE WHEN ended_at IS NULL OR (excluded.ended_at IS NOT NULL
-                       AND excluded.ended_at > ended_at) THEN excluded.ended_at ELSE ended_at END,
+                       AND """ + time_key_sql("excluded.ended_at") + " > " + time_key_sql("ended_at") + """)
+                       THEN excluded.ended_at ELSE ended_at END,
                    title=COALESCE(excluded.title, title),
                    source_path=CASE WHEN stub=1 THEN excluded.source_path
                        ELSE COALESCE(source_path, excluded.source_path) END,
@@ -1260,13 +1264,19 @@ def _interleave(own: list[MessageRow], blocks: list[list[MessageRow]]) -> list[M
         if first_ts is not None:
             for i in range(len(out) - 1, -1, -1):
                 ts = out[i].timestamp
-                if ts is not None and ts <= first_ts:
+                if ts is not None and time_key(ts) <= time_key(first_ts):
                     at = i + 1
                     break
             else:
                 at = 0 if any(m.timestamp for m in out) else len(out)
         out[at:at] = block
     return out
+
+
+def time_key_sql(column: str) -> str:
+    """SQL for ``models.time_key`` of a stored timestamp column: a whole second's time gains ``.000`` so that the
+    text compares in time order (``…:00.640Z`` sorts before ``…:00Z`` as plain text)."""
+    return f"(CASE WHEN length({column}) = 20 THEN substr({column}, 1, 19) || '.000Z' ELSE {column} END)"
 
 
 def _like_prefix(text: str) -> str:

@@ -43,7 +43,7 @@ NOT_RECOGNISED = "not a recognised agent log"
 # Files worth opening while walking a folder; the parsers' ``detect`` decides the rest.
 CANDIDATE_SUFFIXES = (".jsonl", ".json", ".jsonl.zst")
 # Logs known by their exact name (databases, Markdown histories): other files with these suffixes are not looked at.
-CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md", "state.vscdb"})
+CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md", "state.vscdb", "store.db"})
 _SKIP_SUFFIXES = (".meta.json",)
 
 

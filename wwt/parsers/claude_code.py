@@ -51,6 +51,7 @@ from wwt.models import (
     Message,
     ParseReport,
     Session,
+    time_key,
 )
 from wwt.parsers.common import (
     bound_text,
@@ -353,9 +354,9 @@ def _note_context(state: _State, obj: dict[str, Any]) -> None:
         _settle_role(state, obj)
     ts = state.timestamp
     if ts is not None:
-        if state.first_ts is None or ts < state.first_ts:
+        if state.first_ts is None or time_key(ts) < time_key(state.first_ts):
             state.first_ts = ts
-        if state.last_ts is None or ts > state.last_ts:
+        if state.last_ts is None or time_key(ts) > time_key(state.last_ts):
             state.last_ts = ts
 
 

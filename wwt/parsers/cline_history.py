@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.models import FLAG_ERROR, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import bound_text, flatten_text, iso_timestamp, iter_json_list, nfc, render_tool_call
 from wwt.parsers.noise import clean_user_text
@@ -82,7 +82,7 @@ def finish_task(session: Session) -> bool:
     """A Cline/Roo task's times from its messages and its title from the first prompt; False when it holds no message."""
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     if stamps:
-        session.started_at, session.ended_at = min(stamps), max(stamps)
+        session.started_at, session.ended_at = earliest(stamps), latest(stamps)
     first = next((m for m in session.messages if m.role == "user" and m.kind == "text"), None)
     if first is not None:
         session.title = first.text.split("\n", 1)[0][:100]

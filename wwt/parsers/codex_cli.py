@@ -40,6 +40,8 @@ from wwt.models import (
     Message,
     ParseReport,
     Session,
+    earliest,
+    latest,
 )
 from wwt.parsers.common import (
     MAX_LINE_BYTES,
@@ -769,8 +771,8 @@ class _RolloutState:
             project_path=self.cwd,
             cwd=self.cwd,
             git_branch=self.branch,
-            started_at=self.started_at or (min(stamps) if stamps else None),
-            ended_at=max(stamps) if stamps else self.last_ts,
+            started_at=self.started_at or earliest(stamps),
+            ended_at=latest(stamps) or self.last_ts,
             title=self.title,
             parent_session_id=self.parent,
             messages=self.messages,

@@ -100,7 +100,7 @@ def _opens_record(view: bytes) -> bool:
     try:
         return isinstance(json.loads(line), dict)
     except (ValueError, RecursionError):  # includes invalid UTF-8
-        return False
+        return glued_records(line) is not None  # records written without a newline between them
 
 
 def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
@@ -212,14 +212,107 @@ def iter_jsonl(
                     report.bad_lines += 1
                     report.end_offset = end
                 return
+            bad_before, notes_before = report.bad_lines, len(report.notes)
             obj = decode_line(stripped, report, offset)
             report.end_offset = end
+            if obj is None and report.bad_lines > bad_before:  # only then (rare): records glued on the line?
+                glued = glued_records(stripped, raw.find(stripped[:1]))
+                if glued is not None:
+                    report.bad_lines = bad_before
+                    del report.notes[notes_before:]
+                    yield from _glued(glued, offset, end, report)
+                    offset = end
+                    continue
             if isinstance(obj, dict):
                 yield offset, end, obj
             elif obj is not None:
                 report.bad_lines += 1
                 report.note(f"line at byte {offset} is JSON but not an object")
             offset = end
+
+
+GLUE_TRIES = 64  # record starts tried after a cut record on one line, before the line counts as just malformed
+
+
+def glued_records(line: bytes, lead: int = 0) -> tuple[int, list[tuple[int, dict[str, Any]]]] | None:
+    """The JSON objects of one line that holds more than one record: a writer appended a record without its
+    newline, or a crash cut a record short and the next append followed it on the same line. Returns (records cut
+    short and skipped: 0 or 1, [(byte position in the file's line, object)…]), or None when the line is one value
+    (the common case, tried first) or not such a run. ``lead``: whitespace before ``line`` in the file's line."""
+    if not line.startswith(b"{") or not line.endswith(b"}"):
+        return None
+    try:
+        text = line.decode("utf-8")
+        _json_value(text)
+        return None  # one value (or bad UTF-8, salvaged elsewhere): not glued
+    except UnicodeDecodeError:
+        return None
+    except (ValueError, RecursionError):
+        pass
+    records: list[tuple[int, dict[str, Any]]] = []
+    pos, cut = 0, 0
+    while pos < len(text):
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            rest = _run_after_cut(text, pos)
+            if rest is None:
+                return None
+            records += rest
+            cut = 1
+            break
+        if not isinstance(value, dict):
+            return None
+        records.append((pos, value))
+        pos = _WS.match(text, end).end()  # type: ignore[union-attr]
+    if len(records) < 2 and not cut:
+        return None
+    return cut, [(lead + len(text[:at].encode("utf-8")), obj) for at, obj in records]
+
+
+def _run_after_cut(text: str, pos: int) -> list[tuple[int, dict[str, Any]]] | None:
+    """After a record cut short at ``pos``: the whole records that follow it to the end of the line, found at the
+    first of the next ``GLUE_TRIES`` record openings from which the rest decodes."""
+    start = text.find('{"', pos + 1)
+    for _ in range(GLUE_TRIES):
+        if start < 0:
+            return None
+        run = _object_run(text, start)
+        if run is not None:
+            return run
+        start = text.find('{"', start + 1)
+    return None
+
+
+def _object_run(text: str, pos: int) -> list[tuple[int, dict[str, Any]]] | None:
+    """The objects written back to back from ``pos`` to the end of ``text`` (whitespace between them allowed),
+    or None when anything else is met."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    while pos < len(text):
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(value, dict):
+            return None
+        out.append((pos, value))
+        pos = _WS.match(text, end).end()  # type: ignore[union-attr]
+    return out
+
+
+def _glued(
+    glued: tuple[int, list[tuple[int, dict[str, Any]]]], offset: int, end: int, report: ParseReport
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Yield a glued line's records, each at its own byte offset (ids built from offsets stay unique); the cut
+    record before them, if any, is the line's one loss (counted)."""
+    cut, records = glued
+    if cut:
+        report.bad_lines += 1
+        report.note(f"cut record at byte {offset} skipped; {len(records)} record(s) after it on the line kept")
+    else:
+        report.note(f"{len(records)} records on one line at byte {offset} (no newline between them): all kept")
+    for position, obj in records:
+        yield offset + position, end, obj
 
 
 def lookback_offset(path: Path, offset: int, lines: int, limit: int = 8 << 20) -> int:

@@ -2,7 +2,8 @@
 ``~/.copilot/history-session-state/<id>.json``). Formats in docs/formats-notes.md.
 
 Decisions:
-* ``events.jsonl`` is append-only: one event a line, ``{type, id, timestamp, parentId, data}``. Read:
+* ``events.jsonl`` is append-only: one event a line, ``{type, id, timestamp, parentId, data}`` (``id`` and
+  ``parentId`` missing in some logs). Read:
   ``session.start`` (id, cwd, git root, branch), ``user.message`` (``data.content`` is what was typed;
   ``transformedContent`` is the model-bound copy with injected context and is never read), ``assistant.message``
   (text + ``toolRequests`` + ``reasoningText``), ``assistant.reasoning`` (thinking; the same text repeated as the
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.models import FLAG_ERROR, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
     bound_text,
@@ -73,8 +74,12 @@ def copilot_home() -> Path:
 
 
 def is_event(obj: Any) -> bool:
-    """The event envelope: ``type`` string, ``data`` object, ``id``."""
-    return isinstance(obj, dict) and isinstance(obj.get("type"), str) and isinstance(obj.get("data"), dict) and "id" in obj
+    """The event envelope: ``type`` string, ``data`` object, and an ``id`` or a ``timestamp`` (events written
+    without ``id``/``parentId`` exist: the message ids then come from byte offsets)."""
+    return (
+        isinstance(obj, dict) and isinstance(obj.get("type"), str) and isinstance(obj.get("data"), dict)
+        and ("id" in obj or "timestamp" in obj)
+    )
 
 
 def is_copilot_event(obj: Any) -> bool:
@@ -195,8 +200,8 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
     session.title = _read_title(path.parent) if path.name == "events.jsonl" else None
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     if stamps:
-        session.started_at = session.started_at or min(stamps)
-        session.ended_at = max(stamps)
+        session.started_at = session.started_at or earliest(stamps)
+        session.ended_at = latest(stamps)
     if session.messages:
         yield session
 

@@ -13,6 +13,12 @@ Decisions:
   an inline ``conversation``), ``bubbleId:<id>:<bubble>`` each message (type 1 user, 2 assistant; ``thinking``,
   ``toolFormerData`` for tool calls). The project comes from the workspace databases that list the chat.
   Whole-file source: every parse reads every chat.
+* The CLI's chat store (``~/.cursor/chats/<workspace hash>/<agent id>/store.db``) is read the same read-only way:
+  meta row ``'0'`` is the agent metadata JSON in hex (title ``name``, ``createdAt`` ms, ``latestRootBlobId``);
+  the root blob (protobuf) lists the conversation's message blobs in order (field 1, 32-byte ids) and the
+  workspace URI (field 9); each message blob is ``{role, content}`` JSON (text, ``reasoning``, ``tool-call``,
+  ``tool-result`` parts). System messages and the ``<user_info>`` context are not indexed; blobs no root lists
+  (earlier roots) are not read. A missing or undecodable message blob is counted and skipped.
 """
 
 from __future__ import annotations
@@ -28,12 +34,16 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import bound_text, flatten_text, iso_timestamp, iter_jsonl, nfc, render_tool_call
 from wwt.parsers.noise import clean_user_text
 from wwt.parsers.opencode import SQLITE_MAGIC, open_readonly
 
 PLATFORM = "cursor"
 DB_NAME = "state.vscdb"
+STORE_NAME = "store.db"  # the CLI's chat store, one per chat
+# The CLI's tables, as its SQLiteBlobStoreWithMetadata creates them: in the SQLite header page, so in the head.
+STORE_TABLES = (b"CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB)", b"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
 # Block type spellings other readers meet in transcripts (agent-sessions' Cursor parser accepts the same).
 CALL_BLOCKS = frozenset({"tool_use", "tool-use", "tool_call", "tool-call"})
 RESULT_BLOCKS = frozenset({"tool_result", "tool-result"})
@@ -42,6 +52,8 @@ OTHER_AGENTS_KEYS = frozenset({"type", "uuid", "parentUuid", "sessionId", "times
 _CUT_LINE_RE = re.compile(rb'\{"role":"(?:user|assistant)","message":\{"content":')
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _QUERY_RE = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
+_USER_INFO_RE = re.compile(r"<user_info>.*?</user_info>", re.DOTALL)
+_WORKSPACE_LINE_RE = re.compile(r"^Workspace Path:[ \t]*(/.*?)[ \t]*$", re.MULTILINE)
 
 
 class CursorParser:
@@ -49,7 +61,8 @@ class CursorParser:
 
     def default_roots(self) -> list[Path]:
         # The editor's global database itself, not its globalStorage folder (every extension's files live there).
-        return [Path.home() / ".cursor" / "projects", cursor_user_dir() / "globalStorage" / DB_NAME]
+        return [Path.home() / ".cursor" / "projects", Path.home() / ".cursor" / "chats",
+                cursor_user_dir() / "globalStorage" / DB_NAME]
 
     def detect(self, path: Path, head: bytes) -> bool:
         return looks_like_cursor(path, head)
@@ -57,14 +70,14 @@ class CursorParser:
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = PLATFORM
         path = Path(path)
-        if path.name == DB_NAME:
+        if path.name in (DB_NAME, STORE_NAME):
             if start_offset:
                 report.requires_full_reparse = True
             try:
                 report.end_offset = path.stat().st_size
             except OSError:
                 pass
-            yield from _parse_db(path, report)
+            yield from (_parse_db(path, report) if path.name == DB_NAME else _parse_store(path, report))
         else:
             yield from _parse_transcript(path, report, start_offset)
 
@@ -83,6 +96,11 @@ def looks_like_cursor(path: Path, head: bytes) -> bool:
     transcript whose first line is ``{role, message: {content: [...]}}`` and that sits in ``agent-transcripts``
     (where keys added by later versions are tolerated, other agents' envelope keys are not), opens with a
     ``<user_query>``, or holds exactly that shape with typed content blocks."""
+    if path.name == STORE_NAME:
+        # Its tables, or (a live store whose schema still sits in its WAL) where the CLI keeps it.
+        return head.startswith(SQLITE_MAGIC) and (
+            all(table in head for table in STORE_TABLES) or _in_cursor_chats(path)
+        )
     if path.name == DB_NAME:
         return (
             head.startswith(SQLITE_MAGIC)
@@ -118,6 +136,12 @@ def looks_like_cursor(path: Path, head: bytes) -> bool:
     return False
 
 
+def _in_cursor_chats(path: Path) -> bool:
+    """``…/.cursor/chats/<workspace hash>/<agent id>/store.db``."""
+    parents = path.parents
+    return len(parents) > 3 and parents[2].name == "chats" and parents[3].name == ".cursor"
+
+
 def _typed_blocks(content: Any) -> bool:
     """A non-empty list of ``{"type": …}`` content blocks: the transcript's own shape, copied anywhere."""
     return isinstance(content, list) and bool(content) and all(
@@ -150,10 +174,13 @@ def _project_of(path: Path) -> str | None:
 
 
 def user_query_text(text: str) -> str | None:
-    """What the user typed: the ``<user_query>`` parts when present (the rest is context Cursor adds)."""
+    """What the user typed: the ``<user_query>`` parts when present (the rest is context Cursor adds); else the
+    text without the ``<user_info>`` block (OS, shell, workspace path) Cursor puts before it."""
     queries = _QUERY_RE.findall(text)
     if queries:
         text = "\n\n".join(q for q in queries if q.strip())
+    else:
+        text = _USER_INFO_RE.sub("", text)
     return clean_user_text(text)
 
 
@@ -371,3 +398,214 @@ def _bubble(cid: str, index: int, bubble: dict[str, Any], default_ts: str | None
             out.append(Message(f"{bid}#result", "user", "tool_result", nfc(bound_text(body)), ts, tool_name=name,
                                flags=frozenset({FLAG_ERROR}) if failed else frozenset()))
     return out
+
+
+# ------------------------------------------------------------------------------------------ CLI chat store
+
+
+def _parse_store(path: Path, report: ParseReport) -> Iterator[Session]:
+    try:
+        conn = open_readonly(path)
+    except sqlite3.Error as exc:
+        report.note(f"cannot open database: {exc}"[:200])
+        return
+    try:
+        with conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = '0'").fetchone()
+            meta = _store_meta(row[0] if row else None)
+            root_id = meta.get("latestRootBlobId") if isinstance(meta.get("latestRootBlobId"), str) else None
+            root = _blob(conn, root_id) if root_id else None
+            ids, workspace = _root_fields(root) if root is not None else ([], None)
+            blobs = [(bid, _blob(conn, bid)) for bid in ids]
+    except sqlite3.Error as exc:
+        report.note(f"database read error: {exc}"[:200])
+        return
+    finally:
+        conn.close()
+    if root is None:
+        report.note("no conversation root in the chat store")
+        return
+    agent = meta.get("agentId") if isinstance(meta.get("agentId"), str) and meta["agentId"].strip() else None
+    sid = agent.strip() if agent else path.parent.name
+    name = meta.get("name") if isinstance(meta.get("name"), str) and meta["name"].strip() else None
+    started, ended = _store_times(path, meta)
+    session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), started_at=started, ended_at=ended,
+                      title=nfc(name.strip())[:200] if name else None)
+    seen: dict[str, int] = {}
+    for bid, data in blobs:
+        report.lines += 1
+        message = _message_blob(data)
+        if message is None:
+            report.bad_lines += 1
+            continue
+        seen[bid] = seen.get(bid, 0) + 1  # content-addressed: the same words twice are one blob listed twice
+        mid = bid[:32] if seen[bid] == 1 else f"{bid[:32]}~{seen[bid]}"
+        session.messages.extend(_store_message(mid, message, report))
+        if workspace is None:
+            workspace = _workspace_of(message)
+    if workspace:
+        session.cwd = workspace
+        session.project_path = project_root(workspace)
+        session.project = project_name(session.project_path)
+    if session.messages:
+        yield session
+
+
+def _store_meta(value: Any) -> dict[str, Any]:
+    """Meta row '0': the metadata JSON written as hex text (plain JSON also accepted)."""
+    if not isinstance(value, (str, bytes)):
+        return {}
+    raw = value.decode("ascii", "replace") if isinstance(value, bytes) else value
+    try:
+        obj = json.loads(bytes.fromhex(raw.strip()))
+    except ValueError:
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _blob(conn: sqlite3.Connection, bid: str) -> bytes | None:
+    row = conn.execute("SELECT data FROM blobs WHERE id = ?", (bid,)).fetchone()
+    data = row[0] if row else None
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return data if isinstance(data, bytes) else None
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """A protobuf varint at ``pos``: (value, next position); ValueError when cut or longer than 10 bytes."""
+    value = shift = 0
+    for index in range(pos, min(pos + 10, len(data))):
+        byte = data[index]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, index + 1
+        shift += 7
+    raise ValueError("bad varint")
+
+
+def _fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
+    """The top-level protobuf fields of ``data``: (number, wire type, value: int or bytes). Stops at damage."""
+    pos = 0
+    try:
+        while pos < len(data):
+            key, pos = _varint(data, pos)
+            number, wire = key >> 3, key & 7
+            if wire == 0:
+                value, pos = _varint(data, pos)
+            elif wire == 2:
+                size, pos = _varint(data, pos)
+                if pos + size > len(data):
+                    return
+                value, pos = data[pos:pos + size], pos + size
+            elif wire in (1, 5):
+                width = 8 if wire == 1 else 4
+                value, pos = data[pos:pos + width], pos + width
+            else:
+                return
+            yield number, wire, value
+    except ValueError:
+        return
+
+
+def _root_fields(root: bytes) -> tuple[list[str], str | None]:
+    """The root blob's message ids (field 1, 32 bytes each, in order) and workspace folder (field 9, a URI)."""
+    ids: list[str] = []
+    workspace = None
+    for number, wire, value in _fields(root):
+        if number == 1 and wire == 2 and len(value) == 32:
+            ids.append(value.hex())
+        elif number == 9 and wire == 2 and workspace is None:
+            text = value.decode("utf-8", "replace").strip()
+            workspace = unquote(urlparse(text).path) if text.startswith("file://") else text if text.startswith("/") else None
+    return ids, workspace or None
+
+
+def _message_blob(data: bytes | None) -> dict[str, Any] | None:
+    """A message blob's ``{role, content}``: the JSON itself, or the JSON a protobuf node carries in field 4."""
+    if data is None:
+        return None
+    try:
+        obj = json.loads(data)
+    except (ValueError, RecursionError):
+        obj = None
+        if data[:1] == b"\x0a":
+            for number, wire, value in _fields(data):
+                if number == 4 and wire == 2:
+                    try:
+                        obj = json.loads(value)
+                    except (ValueError, RecursionError):
+                        obj = None
+                    break
+    return obj if isinstance(obj, dict) and isinstance(obj.get("role"), str) else None
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+
+
+def _store_message(mid: str, message: dict[str, Any], report: ParseReport) -> list[Message]:
+    role, parts = message["role"], _parts(message.get("content"))
+    out: list[Message] = []
+    if role == "system":
+        report.skipped_messages += 1  # Cursor's instructions to the model
+        return out
+    if role == "user":
+        text = "\n\n".join(p["text"] for p in parts if p.get("type") == "text" and isinstance(p.get("text"), str))
+        cleaned = user_query_text(text)
+        if cleaned is None:
+            report.skipped_messages += 1
+        else:
+            out.append(Message(mid, "user", "text", nfc(cleaned)))
+    for index, part in enumerate(parts):
+        ptype = part.get("type")
+        if role == "assistant" and ptype in ("text", "reasoning") and isinstance(part.get("text"), str):
+            if part["text"].strip():
+                kind = "text" if ptype == "text" else "thinking"
+                out.append(Message(f"{mid}#{index}", "assistant", kind, nfc(part["text"].strip())))
+        elif role == "assistant" and ptype in CALL_BLOCKS:
+            name = part.get("toolName") if isinstance(part.get("toolName"), str) else "tool"
+            out.append(Message(f"{mid}#call:{part.get('toolCallId') or index}", "assistant", "tool_call",
+                               nfc(render_tool_call(name, part.get("args", part.get("input")))), tool_name=name))
+        elif ptype in RESULT_BLOCKS:
+            result = part.get("result", part.get("output"))
+            body = result if isinstance(result, str) else flatten_text(result) or json.dumps(result, ensure_ascii=False)
+            name = part.get("toolName") if isinstance(part.get("toolName"), str) else None
+            failed = bool(part.get("isError"))
+            out.append(Message(f"{mid}#result:{part.get('toolCallId') or index}", "user", "tool_result",
+                               nfc(bound_text(body)), tool_name=name,
+                               flags=frozenset({FLAG_ERROR}) if failed else frozenset()))
+    if role not in ("user", "assistant", "tool"):
+        report.unknown_records += 1
+    return out
+
+
+def _workspace_of(message: dict[str, Any]) -> str | None:
+    """``Workspace Path: /…`` in the ``<user_info>`` block of a user message (a root without field 9)."""
+    if message.get("role") != "user":
+        return None
+    for part in _parts(message.get("content")):
+        info = _USER_INFO_RE.search(part.get("text") or "") if isinstance(part.get("text"), str) else None
+        found = _WORKSPACE_LINE_RE.search(info.group(0)) if info else None
+        if found:
+            return found.group(1)
+    return None
+
+
+def _store_times(path: Path, meta: dict[str, Any]) -> tuple[str | None, str | None]:
+    """Start: the metadata's ``createdAt`` (ms; a string in some versions), else the file's birth. End: the last
+    write to the store or its WAL."""
+    created = meta.get("createdAt")
+    if isinstance(created, str) and created.strip().isdigit():
+        created = int(created.strip())
+    started, ended = _file_times(path)
+    try:
+        wal = os.stat(f"{path}-wal").st_mtime
+        ended = iso_timestamp(max(path.stat().st_mtime, wal))
+    except OSError:
+        pass
+    return iso_timestamp(created) or started, ended

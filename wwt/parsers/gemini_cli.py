@@ -29,13 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import (
-    FLAG_ERROR,
-    FLAG_SUBAGENT,
-    Message,
-    ParseReport,
-    Session,
-)
+from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.common import (
     bound_text,
     iso_timestamp,
@@ -417,8 +411,8 @@ def _build_session(
         project_path=root,
         cwd=root,
         git_branch=None,  # Gemini does not record it
-        started_at=iso_timestamp(meta.get("startTime")) or (min(stamps) if stamps else None),
-        ended_at=iso_timestamp(meta.get("lastUpdated")) or (max(stamps) if stamps else None),
+        started_at=iso_timestamp(meta.get("startTime")) or earliest(stamps),
+        ended_at=iso_timestamp(meta.get("lastUpdated")) or latest(stamps),
         title=nfc(summary.strip()) if isinstance(summary, str) and summary.strip() else None,
         parent_session_id=parent,
         messages=messages,

@@ -15,6 +15,8 @@ Decisions:
   ``tool`` part → tool call + its result (``state.output``; ``status: error`` → the error, flagged).
   Snapshots, patches, step markers, agent/subtask/retry/compaction parts are bookkeeping.
 * A JSON-tree session is skipped (noted) when ``opencode.db`` sits beside ``storage/``: OpenCode migrated it.
+* The older per-project tree (``project/<project>/storage/session/{info,message,part}``) is read the same way,
+  unless the global tree or the database already holds the session (OpenCode's migration copies it there).
 * ``opencode export <id>`` writes one session as ``{"info": <session>, "messages": [{"info", "parts"}]}``
   (pretty-printed, any file name): claimed by its opening ``info`` object with a ``ses_`` id and read like a
   JSON-tree session. A damaged file keeps the messages before and after the damage.
@@ -30,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.models import FLAG_ERROR, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
     bound_text,
@@ -47,6 +49,7 @@ DB_NAME = "opencode.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # ``opencode export``: the session object comes first and opens with its ``ses_`` id.
 _EXPORT_HEAD = re.compile(rb'\A\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
+LEGACY_INFO = "storage/session/info"  # older per-project tree: <data>/project/<project>/storage/session/info/<id>.json
 BOOKKEEPING_PARTS = frozenset(
     {"step-start", "step-finish", "snapshot", "patch", "agent", "subtask", "retry", "compaction", "file"}
 )
@@ -59,7 +62,8 @@ class OpenCodeParser:
         # The database and the session files only: the JSON tree's message/ and part/ folders hold a file per
         # message part (tens of thousands), which discovery would otherwise open on every ingest.
         data = opencode_data_dir()
-        return [data / DB_NAME, data / "storage" / "session"]
+        # Older releases kept a tree per project: only its session/info folders are walked, for the same reason.
+        return [data / DB_NAME, data / "storage" / "session", *sorted(data.glob(f"project/*/{LEGACY_INFO}"))]
 
     def detect(self, path: Path, head: bytes) -> bool:
         return looks_like_opencode(path, head)
@@ -75,6 +79,8 @@ class OpenCodeParser:
             pass
         if path.name.endswith(".db"):
             yield from _parse_db(path, report)
+        elif _is_legacy_session(path):
+            yield from _parse_legacy_session(path, report)
         elif _is_tree_session(path):
             yield from _parse_json_session(path, report)
         else:
@@ -95,9 +101,19 @@ def looks_like_opencode(path: Path, head: bytes) -> bool:
         return head.startswith(SQLITE_MAGIC)
     if not path.name.endswith(".json"):
         return False
-    if _is_tree_session(path):
+    if _is_tree_session(path) or _is_legacy_session(path):
         return head.lstrip().startswith(b"{") and b'"id"' in head
     return bool(_EXPORT_HEAD.match(head.removeprefix(b"\xef\xbb\xbf")))
+
+
+def _is_legacy_session(path: Path) -> bool:
+    """``<project>/storage/session/info/ses_*.json``: the older per-project tree (its messages in
+    ``session/message/<id>/``, their parts in ``session/part/<id>/<message id>/``)."""
+    parents = path.parents
+    return (
+        path.name.startswith("ses_") and len(parents) > 3 and parents[0].name == "info"
+        and parents[1].name == "session" and parents[2].name == "storage"
+    )
 
 
 def _is_tree_session(path: Path) -> bool:
@@ -106,6 +122,8 @@ def _is_tree_session(path: Path) -> bool:
     parents = path.parents
     if not path.name.startswith("ses_") or len(parents) < 3 or parents[1].name != "session":
         return False
+    if parents[0].name == "info" and parents[2].name == "storage":
+        return False  # the older per-project tree (``_is_legacy_session``)
     return parents[2].name == "storage" or (parents[2] / "message").is_dir()
 
 
@@ -227,6 +245,51 @@ def _parse_json_session(path: Path, report: ParseReport) -> Iterator[Session]:
         yield session
 
 
+def _parse_legacy_session(path: Path, report: ParseReport) -> Iterator[Session]:
+    """A session of the older per-project tree, unless OpenCode already copied it into the global tree or the
+    database (its migration copies, never deletes: the session would be read twice)."""
+    info = load_json_file(path, report)
+    if not isinstance(info, dict) or not isinstance(info.get("id"), str):
+        report.unknown_records += 1
+        return
+    sid = info["id"]
+    tree = path.parents[1]  # <project>/storage/session
+    data = path.parents[5] if len(path.parents) > 5 else None  # <data>/project/<project>/storage/session/info
+    if data is not None and path.parents[4].name == "project" and _migrated(data, sid):
+        report.note(f"migrated into {data}: skipped")
+        return
+    messages: list[dict[str, Any]] = []
+    parts_by_message: dict[str, list[dict[str, Any]]] = {}
+    for file in _json_files(tree / "message" / sid):
+        obj = _load(file, report)
+        if obj is None:
+            continue
+        obj.setdefault("id", file.stem)
+        messages.append(obj)
+        parts = [p for p in (_load(f, report) for f in _json_files(tree / "part" / sid / str(obj["id"]))) if p]
+        parts_by_message[obj["id"]] = sorted(parts, key=lambda p: str(p.get("id")))
+    messages.sort(key=lambda m: (_created(m), str(m.get("id"))))
+    session = _build(path, info, messages, parts_by_message, report)
+    if session is not None:
+        yield session
+
+
+def _migrated(data: Path, sid: str) -> bool:
+    """The session is in OpenCode's global JSON tree or its database (both beside ``project/``)."""
+    if any((data / "storage" / "session").glob(f"*/{sid}.json")):
+        return True
+    if not (data / DB_NAME).is_file():
+        return False
+    try:
+        conn = open_readonly(data / DB_NAME)
+        try:
+            return conn.execute("SELECT 1 FROM session WHERE id = ?", (sid,)).fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
 def _parse_export(path: Path, report: ParseReport) -> Iterator[Session]:
     data = load_json_object(path, report, "messages")
     info = data.get("info") if isinstance(data, dict) else None
@@ -294,6 +357,10 @@ def _build(
     roots: dict[str, str] | None = None,
 ) -> Session | None:
     directory = info.get("directory") if isinstance(info.get("directory"), str) else None
+    if directory is None:  # older session objects: the assistant messages carry the folder
+        messages = list(messages)
+        directory = next((m["path"]["cwd"] for m in messages if isinstance(m.get("path"), dict)
+                          and isinstance(m["path"].get("cwd"), str) and m["path"]["cwd"].strip()), None)
     time = info.get("time") if isinstance(info.get("time"), dict) else {}
     root = None
     if directory:
@@ -321,8 +388,8 @@ def _build(
         return None
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     if stamps:
-        session.started_at = min([*stamps, *([session.started_at] if session.started_at else [])])
-        session.ended_at = max([*stamps, *([session.ended_at] if session.ended_at else [])])
+        session.started_at = earliest([*stamps, session.started_at])
+        session.ended_at = latest([*stamps, session.ended_at])
     return session
 
 

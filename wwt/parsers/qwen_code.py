@@ -29,9 +29,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, FLAG_QUEUED, FLAG_SIDECHAIN, Message, ParseReport, Session
+from wwt.models import (
+    FLAG_ERROR,
+    FLAG_QUEUED,
+    FLAG_SIDECHAIN,
+    Message,
+    ParseReport,
+    Session,
+    earliest,
+    latest,
+)
 from wwt.parsers.claude_code import project_name, project_root
-from wwt.parsers.common import bound_text, iso_timestamp, iter_jsonl, nfc, render_tool_call
+from wwt.parsers.common import bound_text, glued_records, iso_timestamp, iter_jsonl, nfc, render_tool_call
 from wwt.parsers.gemini_cli import _response_text
 from wwt.parsers.noise import clean_user_text
 
@@ -88,9 +97,13 @@ def looks_like_qwen(path: Path, head: bytes) -> bool:
         try:
             obj = json.loads(raw)
         except ValueError:
-            if index == len(lines) - 1:  # cut by the end of the head
+            glued = glued_records(raw)
+            if glued is not None:  # records appended without a newline: the first whole one decides
+                obj = glued[1][0][1]
+            elif index == len(lines) - 1:  # cut by the end of the head
                 return bool(_PARTS_MESSAGE_RE.search(raw)) and b'"sessionId"' in raw
-            continue
+            else:
+                continue
         if not isinstance(obj, dict):
             return False
         if is_qwen_record(obj):
@@ -135,8 +148,8 @@ def _parse(path: Path, report: ParseReport, start_offset: int) -> Iterator[Sessi
         chain.record(obj, session)
     for session in sessions.values():
         stamps = [m.timestamp for m in session.messages if m.timestamp]
-        session.started_at = min(stamps) if stamps else None
-        session.ended_at = max(stamps) if stamps else None
+        session.started_at = earliest(stamps)
+        session.ended_at = latest(stamps)
         if session.messages or session.title:
             yield session
 

@@ -21,7 +21,7 @@ from filelock import FileLock, Timeout
 
 from wwt import limits, paths
 from wwt.errors import WwtError
-from wwt.setup import claude, codex, gemini, qwen
+from wwt.setup import claude, codex, copilot, cursor, gemini, qwen
 from wwt.setup import plugins as agent_plugins
 from wwt.setup.common import (
     hook_base_command,
@@ -34,8 +34,10 @@ from wwt.setup.common import (
 from wwt.setup.configfile import FileEdit, Transform, apply_edit, check_writable, read_text, unified_diff
 from wwt.setup.state import SetupState
 
-AGENTS: tuple[ModuleType, ...] = (claude, gemini, codex, qwen)
-AGENT_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code"}
+# Claude Code, Gemini CLI, Codex CLI, Qwen Code: hooks + MCP. Cursor, Copilot CLI: the MCP server only (no hook).
+AGENTS: tuple[ModuleType, ...] = (claude, gemini, codex, qwen, cursor, copilot)
+AGENT_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code",
+                 "copilot": "copilot-cli"}
 
 
 @dataclass
@@ -66,7 +68,7 @@ def select_agents(only: list[str] | None) -> tuple[list[ModuleType], list[str]]:
     unknown = (wanted or set()) - {a.PLATFORM for a in AGENTS}
     if unknown:
         named = limits.clip(", ".join(sorted(unknown)), limits.MAX_ECHO_CHARS)
-        raise WwtError(f"unknown agent(s): {named} (known: claude, gemini, codex, qwen)")
+        raise WwtError(f"unknown agent(s): {named} (known: claude, gemini, codex, qwen, cursor, copilot)")
     chosen, skipped = [], []
     for agent in AGENTS:
         if wanted is not None:
@@ -120,7 +122,7 @@ def build_plan(
         else:
             edits += agent.hook_edits(command, remove, plan.state)
         mcp_edit = agent.mcp_edit(argv, env, remove, plan.state)
-        exe = shutil.which(agent.BINARY) if use_agent_cli else None
+        exe = shutil.which(agent.BINARY) if use_agent_cli and getattr(agent, "MCP_CLI", True) else None
         if exe:
             found = agent.registered_mcp()
             if remove:
