@@ -190,3 +190,31 @@ def test_a_search_for_a_product_never_discussed_says_so_in_the_tool_text(world: 
         assert SPOTTER[1] in text  # the closest matches are still shown
 
     asyncio.run(body_runner(world, body))
+
+
+def test_without_a_model_the_tools_answer_by_words_and_say_so(world: dict, tmp_path: Path) -> None:
+    # The model is gone (WWT_MODEL_DIR names an empty folder) after an ingest that embedded the archive: the
+    # search tools still answer from the lexical leg with a notice, and ingest_session still archives by words.
+    root = tmp_path
+    env = dict(world["env"], WWT_HOME=str(root / "data"), HOME=str(root / "home"))
+    logs = root / "logs"
+    logs.mkdir()
+    _ingest(env, _copy(*SPOTTER, logs))
+    (root / "empty").mkdir()
+    env["WWT_MODEL_DIR"] = str(root / "empty")
+    here = {"root": root, "env": env}
+    path = _copy(*CRUD, agent_folder(here, ".claude", "projects", "-crud"))
+
+    async def body(session: ClientSession) -> None:
+        found = await session.call_tool("search_all", {"query": "mix phx.server doesnt seem to start"})
+        text = text_of(found)
+        assert not found.is_error, text
+        assert top_session(text) == SPOTTER[1]
+        assert "words only: the model is not available" in text and "wwt model" in text
+        added = await session.call_tool("ingest_session", {"path": str(path)})
+        assert not added.is_error, text_of(added)
+        assert "sessions: 1" in text_of(added) and "wait for vectors" in text_of(added)
+        joke = text_of(await session.call_tool("search_all", {"query": "create JOKE.md file"}))
+        assert top_session(joke) == CRUD[1]
+
+    asyncio.run(body_runner(here, body))

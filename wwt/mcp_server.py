@@ -225,6 +225,8 @@ def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all
 
     weak = f" — weak matches only: {weak_notice(outcome)}" if hits and outcome.weak else ""
     header = f"{len(hits)} session(s) for {echo(query)} in {clip(scope, FIELD)}{notes}{weak}"
+    if outcome.words_only:  # no model: found by words alone (a paraphrase may miss what it would have found)
+        header += f"\n({outcome.words_only})"
     return render_hits(hits, header + (f"\n({shortened})" if shortened else ""))
 
 
@@ -317,6 +319,11 @@ def ingest_session(path: str) -> str:
     summary = memory().ingest([target])
     fields = ("files_parsed", "sessions", "messages_added", "chunks_added", "chunks_embedded", "bad_lines")
     parts = [f"{f.replace('_', ' ')}: {getattr(summary, f)}" for f in fields if hasattr(summary, f)]
+    from wwt.present import pending_vectors_line
+
+    pending = pending_vectors_line(summary.vectors_pending, summary.model_unavailable)
+    if pending and summary.model_unavailable:  # otherwise the background worker embeds the rest as usual
+        parts.append(pending)
     return f"ingested {target}\n" + ("\n".join(parts) if parts else str(summary)[:500])
 
 
