@@ -158,6 +158,19 @@ def test_the_project_scope_comes_from_the_clients_folder_not_the_engines(archive
     assert there.returncode == 1 and "no sessions for project 'unrelated'" in there.stderr
 
 
+def test_a_relative_wwt_home_is_the_clients_folder_also_inside_the_engine(archive, runtime, model_dir, tmp_path):
+    # `WWT_HOME=data wwt search` in the folder that holds ./data: the engine (started from `/`) must serve that
+    # archive; the same relative name run in another folder is another, empty data dir, with its own engine.
+    shutil.copytree(archive, tmp_path / "here" / "data")
+    (tmp_path / "there").mkdir()
+    env = engine_env(archive, runtime, model_dir, WWT_HOME="data")
+    here = wwt("search", "--all", "mix phx.server", env=env, cwd=tmp_path / "here")
+    assert here.returncode == 0 and SPOTTER in here.stdout, here.stderr
+    there = wwt("search", "--all", "mix phx.server", env=env, cwd=tmp_path / "there")
+    assert there.returncode == 1 and "no data yet" in there.stderr and str(tmp_path / "there" / "data") in there.stderr
+    assert not (tmp_path / "there" / "data").exists()  # a search never creates a data dir
+
+
 def _imported(stderr: str) -> set[str]:
     return {line.split("|")[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
 

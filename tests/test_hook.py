@@ -348,3 +348,22 @@ def test_a_writer_that_never_stops_is_cut_off(env: dict[str, str]) -> None:
         pytest.fail("the hook kept reading a writer that never stops")
     assert code == 0 and time.perf_counter() - started < HOOK_STDIN_MAX_S + HOOK_LIMIT_S
     assert "ignored hook call" in (Path(env["WWT_HOME"]) / "ingest.log").read_text()
+
+
+def test_a_relative_wwt_home_means_the_folder_the_hook_ran_in_for_the_worker_too(
+    env: dict[str, str], tmp_path: Path, model_dir: Path
+) -> None:
+    # `WWT_HOME=data`: the agent runs the hook in its project folder, and the worker the hook starts runs from
+    # `/` — it must still archive into <project>/data, where the hook queued the file, not into /data.
+    project = tmp_path / "project"
+    project.mkdir()
+    transcript = project / f"{CLAUDE_SESSION}.jsonl"
+    shutil.copy(CLAUDE_LOG, transcript)
+    relative = dict(env, WWT_HOME="data", WWT_ENGINE="off", WWT_MODEL_DIR=str(model_dir))
+    proc = subprocess.run([sys.executable, "-m", "wwt", "hook", "claude-code"], input=claude_stop_payload(
+        transcript, project), capture_output=True, text=True, env=relative, cwd=str(project), timeout=30)
+    assert proc.returncode == 0 and proc.stderr == ""
+    data = project / "data"
+    assert wait_for(lambda: session_archived(data, CLAUDE_SESSION)), (data / "ingest.log").read_text()
+    wait_worker_gone(data)
+    assert queued_paths(data) == []

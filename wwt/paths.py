@@ -10,10 +10,20 @@ if TYPE_CHECKING:
 
 
 def data_dir_name() -> str:
-    """The data dir's path as text, without pathlib: the engine's thin client (``wwt search`` with an engine
-    running) needs only this, and pathlib's imports are a noticeable part of its start-up."""
+    """The data dir's absolute path as text, without pathlib: the engine's thin client (``wwt search`` with an
+    engine running) needs only this, and pathlib's imports are a noticeable part of its start-up. A relative
+    ``WWT_HOME`` is taken from the current folder (``pin_home`` fixes it for child processes)."""
     raw = os.environ.get("WWT_HOME")
-    return os.path.expanduser(raw) if raw else os.path.join(os.path.expanduser("~"), ".wwt")
+    return os.path.abspath(os.path.expanduser(raw)) if raw else os.path.join(os.path.expanduser("~"), ".wwt")
+
+
+def pin_home() -> None:
+    """Resolve a relative (or ``~``) ``WWT_HOME`` once, at start-up, against the folder wwt was started in, and
+    put the absolute path back in the environment: the worker and the engine are started from ``/`` and would
+    otherwise read another folder's data, and one relative name run from two folders must not share an engine."""
+    raw = os.environ.get("WWT_HOME")
+    if raw and raw != data_dir_name():
+        os.environ["WWT_HOME"] = data_dir_name()
 
 
 def data_dir(create: bool = True) -> Path:
