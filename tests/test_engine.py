@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from _shared import REAL_FIXTURES, claimed_queue_rows
 from engine_helpers import alive, engine_pids, kill_engines_in
-from mcp_helpers import text_of
+from mcp_helpers import text_of, wwt_mcp_session
 
 from wwt.engine import ipc
 
@@ -264,6 +264,52 @@ def test_engine_killed_during_a_search_the_client_answers_in_process(archive, ru
         engine.wait()
     assert client.returncode == 0 and GO_SESSION in out
     assert len(err.strip().splitlines()) == 1 and "engine stopped during the request" in err
+
+
+def test_a_stopped_engine_is_not_waited_for(archive, runtime, model_dir, tmp_path):
+    # SIGSTOP (a debugger, `kill -STOP`, a frozen process): the kernel still accepts connections on its socket,
+    # but nothing answers. With timeouts far longer than the subprocess may run, the CLI and `wwt mcp` must
+    # notice at once and answer in-process (before: WWT_ENGINE_TIMEOUT_S, 120 s by default, per command).
+    env = engine_env(archive, runtime, model_dir, WWT_ENGINE_TIMEOUT_S="3600", WWT_ENGINE_START_S="3600")
+    pid = start_engine(env)["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for args, expect in ((("search", "--all", "go.mod toolchain"), GO_SESSION), (("show", SPOTTER[:8]), SPOTTER)):
+            proc = wwt(*args, env=env, timeout=120)
+            assert proc.returncode == 0 and expect in proc.stdout, proc.stderr
+            assert proc.stderr.strip() == f"wwt: the engine (pid {pid}) is stopped; answering in-process"
+
+        async def body(session) -> None:
+            found = await session.call_tool("search_all", {"query": "mix phx.server doesnt seem to start"})
+            assert not found.is_error and SPOTTER in text_of(found)
+
+        world = {"env": env, "root": tmp_path}
+        asyncio.run(asyncio.wait_for(wwt_mcp_session(world, body), timeout=120))
+        assert f"the engine (pid {pid}) is stopped; serving MCP in-process" in (tmp_path / "server-stderr.log").read_text()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: not alive(pid), 10)
+
+    # A stopped engine that had taken the lock but not yet bound its socket (a dead one's file is still there):
+    # nothing will ever listen, and no other engine can start while it holds the lock.
+    loc = location(env)
+    stand_in = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, signal, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, str(os.getpid()).encode()); os.kill(os.getpid(), signal.SIGSTOP)"
+    ), loc.lock_path])
+    try:
+        assert wait_for(lambda: ipc.process_state(stand_in.pid) == "stopped", 30)
+        if not loc.socket.exists():  # the killed engine's socket file is normally still there
+            dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            dead.bind(loc.socket_path)
+            dead.close()
+        proc = wwt("search", "--all", "JOKE.md", env=env, timeout=120)
+        assert proc.returncode == 0 and "8122657c" in proc.stdout, proc.stderr
+        assert proc.stderr.strip() == f"wwt: the engine (pid {stand_in.pid}) is stopped; answering in-process"
+    finally:
+        stand_in.kill()
+        stand_in.wait()
 
 
 def test_a_stale_socket_file_is_replaced(archive, runtime, model_dir):

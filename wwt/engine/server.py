@@ -75,6 +75,8 @@ def take_lock(path: Path, wait_s: float) -> int | None:
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)  # who holds it: a client tells a stopped engine from a busy one (ipc.engine_stuck)
+            os.write(fd, f"{os.getpid()}\n".encode())
             return fd
         except OSError:
             if time.monotonic() >= deadline:
