@@ -506,13 +506,12 @@ def _try_worker_lock(home: Path) -> int | None:
 async def _run_mcp_session(server: Any, conn: socket.socket) -> None:
     """The SDK's stdio transport over the socket's byte streams (what ``stdio_server`` does for fds 0/1)."""
     import anyio
-    from mcp.server.stdio import stdio_server
+
+    from wwt.mcp_server import serve_stdio
 
     reader = io.TextIOWrapper(conn.makefile("rb"), encoding="utf-8", errors="replace")
     writer = io.TextIOWrapper(conn.makefile("wb"), encoding="utf-8", write_through=True)
-    async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (read_stream, write_stream):
-        lowlevel = server._lowlevel_server
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    await serve_stdio(server, anyio.wrap_file(reader), anyio.wrap_file(writer))
 
 
 def write_info(loc: ipc.Location, purpose: str) -> None:
