@@ -460,6 +460,30 @@ def test_the_hook_starts_the_engine_which_ingests_the_queue(tmp_path, runtime, m
     assert not (home / "worker.spawn").exists()  # no separate worker process
 
 
+def test_a_hook_during_an_engine_exit_is_not_stranded(tmp_path, runtime, model_dir):
+    # An engine that is exiting (idle, `wwt engine stop`, version skew) has removed its socket and stopped its
+    # ingest thread, but holds its lock for up to its stop grace. A hook in that window used to take it for an
+    # engine starting up and leave its row for the next hook — the user's last turn was not archived. Here a
+    # stand-in holds the lock for 2 s without listening, as such an engine does, then exits.
+    home = tmp_path / "data"
+    _ingest(home, model_dir, CLAUDE / "agentlogs__crud.jsonl")
+    env = engine_env(home, runtime, model_dir, WWT_WORKER_DEBOUNCE_S="0", WWT_ENGINE_SCAN_S="0")
+    loc = location(env).prepare()
+    exiting = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, str(os.getpid()).encode()); print(flush=True); time.sleep(2)"
+    ), loc.lock_path], stdout=subprocess.PIPE)
+    try:
+        exiting.stdout.readline()  # it holds the lock now
+        transcript = tmp_path / f"{SPOTTER}.jsonl"
+        shutil.copy(CLAUDE / "spotter__short.jsonl", transcript)
+        _hook(env, transcript, SPOTTER)
+        assert exiting.poll() is None, "the stand-in must still hold the lock when the hook runs"
+    finally:
+        exiting.wait()
+    assert wait_for(lambda: _stats(home)[2] == 0 and _stats(home)[0] == 2, 90, 0.3), (home / "ingest.log").read_text()
+
+
 def test_engine_killed_during_an_ingest_loses_nothing(tmp_path, runtime, model_dir):
     logs = sorted(CLAUDE.glob("*.jsonl"))
     expected_home = tmp_path / "expected"

@@ -307,6 +307,7 @@ def nudge() -> str | None:
     if loc is None:
         return None
     sock = connect(loc)
+    listening = sock is not None
     if sock is not None:
         try:
             sock.settimeout(0.2)
@@ -320,7 +321,14 @@ def nudge() -> str | None:
         finally:
             sock.close()
     if ipc.lock_held(loc.lock_path):
-        return "engine starting or exiting; it reads the queue when it starts"
+        if listening:
+            return "engine busy; it reads the queue on its next look"
+        # Locked but not listening: an engine starting (it reads the queue once it runs) or one exiting (its
+        # ingest has stopped: this row would wait for the next hook). A standby waits for the lock and serves
+        # only if the holder goes away; otherwise it leaves.
+        proc = spawn(loc, "ingest")
+        standby = f"; standby engine {proc.pid} takes over if it exits" if proc is not None else ""
+        return "engine starting or exiting" + standby
     proc = spawn(loc, "ingest")
     return f"started engine {proc.pid}" if proc is not None else None
 

@@ -39,6 +39,8 @@ from wwt.engine import context, ipc
 
 DEFAULT_IDLE_S = 600.0
 LOCK_WAIT_S = 3.0  # an engine that is exiting (version skew, stop) may still hold the lock a moment
+STANDBY_WAIT_S = 12.0  # an engine a hook starts (--for ingest) waits this long: an exiting one may take its
+# STOP_GRACE_S to let requests and the ingest thread finish, and the hook's row must not wait for the next hook
 READ_TIMEOUT_S = 10.0  # a client has this long to send its request
 STOP_GRACE_S = 5.0
 QUEUE_POLL_S = 2.0
@@ -534,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         loc = ipc.Location().prepare()
     except ipc.EngineUnavailable:
         return 1
-    lock_fd = take_lock(loc.lock, LOCK_WAIT_S)
+    lock_fd = take_lock(loc.lock, STANDBY_WAIT_S if args.purpose == "ingest" else LOCK_WAIT_S)
     if lock_fd is None:
         return 0  # another engine serves this data dir
     home = loc.home
