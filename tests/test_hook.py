@@ -367,3 +367,16 @@ def test_a_relative_wwt_home_means_the_folder_the_hook_ran_in_for_the_worker_too
     assert wait_for(lambda: session_archived(data, CLAUDE_SESSION)), (data / "ingest.log").read_text()
     wait_worker_gone(data)
     assert queued_paths(data) == []
+
+
+def test_a_relative_wwt_home_in_a_deleted_folder_never_fails_the_hook(env: dict[str, str], tmp_path: Path) -> None:
+    # Resolving `WWT_HOME=data` needs the current folder; an agent whose folder was deleted still gets exit 0,
+    # nothing on stdout/stderr (the hook's rule), instead of a traceback from the start-up.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, subprocess, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+            "p = subprocess.run([sys.executable, '-m', 'wwt', 'hook', 'claude-code'], input=b'{}', capture_output=True); "
+            "print(p.returncode, repr(p.stdout), repr(p.stderr))")
+    out = subprocess.run([sys.executable, "-c", code, str(gone)], capture_output=True, text=True, timeout=60,
+                         env=dict(env, WWT_HOME="data", WWT_ENGINE="off"))
+    assert out.stdout.strip() == "0 b'' b''", out.stdout + out.stderr

@@ -14,7 +14,12 @@ def data_dir_name() -> str:
     engine running) needs only this, and pathlib's imports are a noticeable part of its start-up. A relative
     ``WWT_HOME`` is taken from the current folder (``pin_home`` fixes it for child processes)."""
     raw = os.environ.get("WWT_HOME")
-    return os.path.abspath(os.path.expanduser(raw)) if raw else os.path.join(os.path.expanduser("~"), ".wwt")
+    if not raw:
+        return os.path.join(os.path.expanduser("~"), ".wwt")
+    try:
+        return os.path.abspath(os.path.expanduser(raw))
+    except OSError:  # relative, in a folder that was deleted: nothing to resolve it against
+        return os.path.expanduser(raw)
 
 
 def pin_home() -> None:
