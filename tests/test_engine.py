@@ -171,6 +171,20 @@ def test_a_relative_wwt_home_is_the_clients_folder_also_inside_the_engine(archiv
     assert not (tmp_path / "there" / "data").exists()  # a search never creates a data dir
 
 
+def test_a_relative_runtime_folder_is_the_clients_folder_also_for_the_engine(archive, runtime, model_dir, tmp_path):
+    # `WWT_RUNTIME_DIR=rt`: the engine is started from `/`; it must bind its socket in <client folder>/rt, where
+    # the client waits for it — not in /rt, which left the client waiting WWT_ENGINE_START_S for nothing.
+    here = tmp_path / "here"
+    here.mkdir()
+    env = engine_env(archive, runtime, model_dir, WWT_RUNTIME_DIR="rt", WWT_ENGINE_START_S="600")
+    try:
+        proc = wwt("search", "--all", "mix phx.server", env=env, cwd=here, timeout=120)
+        assert proc.returncode == 0 and SPOTTER in proc.stdout, proc.stderr
+        assert engine_pids(here / "rt")  # the engine that answered lives in the client's rt folder
+    finally:
+        kill_engines_in(here / "rt")
+
+
 def _imported(stderr: str) -> set[str]:
     return {line.split("|")[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
 

@@ -23,12 +23,20 @@ def data_dir_name() -> str:
 
 
 def pin_home() -> None:
-    """Resolve a relative (or ``~``) ``WWT_HOME`` once, at start-up, against the folder wwt was started in, and
-    put the absolute path back in the environment: the worker and the engine are started from ``/`` and would
-    otherwise read another folder's data, and one relative name run from two folders must not share an engine."""
-    raw = os.environ.get("WWT_HOME")
-    if raw and raw != data_dir_name():
-        os.environ["WWT_HOME"] = data_dir_name()
+    """Resolve a relative (or ``~``) ``WWT_HOME`` and ``WWT_RUNTIME_DIR`` once, at start-up, against the folder
+    wwt was started in, and put the absolute paths back in the environment: the worker and the engine are
+    started from ``/`` and would otherwise read another folder's data or bind their socket where no client
+    looks, and one relative name run from two folders must not share an engine."""
+    for name in ("WWT_HOME", "WWT_RUNTIME_DIR"):
+        raw = os.environ.get(name)
+        if not raw:
+            continue
+        try:
+            pinned = os.path.abspath(os.path.expanduser(raw))
+        except OSError:  # relative, in a folder that was deleted: left as it is
+            continue
+        if pinned != raw:
+            os.environ[name] = pinned
 
 
 def data_dir(create: bool = True) -> Path:
