@@ -139,13 +139,46 @@ def test_unknown_source_is_one_line(archive: Path, model_dir: Path) -> None:
     assert_one_line_error(result, "unknown --source", "claude-code")
 
 
-def test_missing_model_is_one_line(tmp_path: Path) -> None:
+def test_without_a_model_ingest_archives_by_words_and_says_vectors_wait(tmp_path: Path) -> None:
+    # An empty WWT_MODEL_DIR: nothing is lost — the session is archived and searchable by words, and the
+    # summary says the vectors wait for the model (they are back-filled once it is there).
     logs = tmp_path / "logs"
     logs.mkdir()
     shutil.copy(REAL / "claude-code/spotter__short.jsonl", logs)
-    result = run_wwt("ingest", str(logs), home=tmp_path / "h", model_dir=tmp_path / "no-model-here")
-    assert_one_line_error(result)
-    assert "model" in result.stderr.lower()
+    empty = tmp_path / "no-model-here"
+    empty.mkdir()
+    result = run_wwt("ingest", str(logs), home=tmp_path / "h", model_dir=empty)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "files: 1 seen, 1 parsed" in result.stdout
+    waiting = [line for line in result.stdout.splitlines() if "wait for vectors" in line]
+    assert len(waiting) == 1 and "model is not available" in waiting[0] and "wwt model" in waiting[0]
+    found = run_wwt("search", "--all", "--json", "mix phx.server doesnt seem to start", home=tmp_path / "h",
+                    model_dir=empty)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["session_id"] == SPOTTER_SERVER_SESSION
+
+
+@pytest.mark.parametrize("broken", ["empty folder", "corrupt model.onnx"])
+def test_without_a_model_search_answers_by_words_with_a_one_line_notice(
+    archive: Path, model_dir: Path, tmp_path: Path, broken: str
+) -> None:
+    # The archive was embedded with the model; now the model is gone or damaged. Search still answers from the
+    # lexical leg and says so in one line on stderr (and in --json), instead of failing.
+    folder = tmp_path / "model"
+    folder.mkdir()
+    if broken == "corrupt model.onnx":
+        (folder / "model.onnx").write_bytes(b"this is not an ONNX protobuf\n" * 100)
+        shutil.copy(model_dir / "tokenizer.json", folder / "tokenizer.json")
+    result = run_wwt("search", "--all", "mix phx.server doesnt seem to start", home=archive, model_dir=folder)
+    assert result.returncode == 0, result.stderr
+    assert "spotter" in result.stdout and SPOTTER_SERVER_SESSION in result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wwt: words only: the model is not available"), result.stderr
+    assert "wwt model" in lines[0]
+    shape = json.loads(run_wwt("search", "--all", "--json", "go.mod toolchain", home=archive, model_dir=folder).stdout)
+    assert shape["words_only"].startswith("words only") and shape["results"]
+    assert {r["session_id"] for r in shape["results"]} & {CLAUDE_GO_SESSION, CODEX_GO_SESSION}
 
 
 def test_model_print_dir_names_the_folder_in_use(tmp_path: Path, model_dir: Path) -> None:
@@ -162,6 +195,20 @@ def test_model_fetch_without_the_hub_is_one_line(tmp_path: Path) -> None:
         [sys.executable, "-m", "wwt", "model", "--fetch"], capture_output=True, text=True, env=env, timeout=120
     )
     assert_one_line_error(result, "WWT_MODEL_DIR")
+
+
+def test_model_without_a_usable_model_fails_in_one_line(tmp_path: Path) -> None:
+    # `wwt model && …` must not go on when there is no model: exit 1 and one line saying what to do.
+    (tmp_path / "empty").mkdir()
+    given = run_wwt("model", home=tmp_path / "h", model_dir=tmp_path / "empty")
+    assert_one_line_error(given, "WWT_MODEL_DIR", "model.onnx")
+    assert given.returncode == 1 and given.stdout == ""
+    env = {k: v for k, v in os.environ.items() if k != "WWT_MODEL_DIR"}  # nothing downloaded, no hub asked
+    env.update(WWT_HOME=str(tmp_path / "h"), HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")
+    cached = subprocess.run([sys.executable, "-m", "wwt", "model"], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert_one_line_error(cached, "not downloaded yet")
+    assert cached.returncode == 1
 
 
 def test_ingest_of_a_missing_path_is_one_line(tmp_path: Path, model_dir: Path) -> None:

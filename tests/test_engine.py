@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from _shared import REAL_FIXTURES, claimed_queue_rows
 from engine_helpers import alive, engine_pids, kill_engines_in
-from mcp_helpers import text_of
+from mcp_helpers import text_of, wwt_mcp_session
 
 from wwt.engine import ipc
 
@@ -158,6 +158,33 @@ def test_the_project_scope_comes_from_the_clients_folder_not_the_engines(archive
     assert there.returncode == 1 and "no sessions for project 'unrelated'" in there.stderr
 
 
+def test_a_relative_wwt_home_is_the_clients_folder_also_inside_the_engine(archive, runtime, model_dir, tmp_path):
+    # `WWT_HOME=data wwt search` in the folder that holds ./data: the engine (started from `/`) must serve that
+    # archive; the same relative name run in another folder is another, empty data dir, with its own engine.
+    shutil.copytree(archive, tmp_path / "here" / "data")
+    (tmp_path / "there").mkdir()
+    env = engine_env(archive, runtime, model_dir, WWT_HOME="data")
+    here = wwt("search", "--all", "mix phx.server", env=env, cwd=tmp_path / "here")
+    assert here.returncode == 0 and SPOTTER in here.stdout, here.stderr
+    there = wwt("search", "--all", "mix phx.server", env=env, cwd=tmp_path / "there")
+    assert there.returncode == 1 and "no data yet" in there.stderr and str(tmp_path / "there" / "data") in there.stderr
+    assert not (tmp_path / "there" / "data").exists()  # a search never creates a data dir
+
+
+def test_a_relative_runtime_folder_is_the_clients_folder_also_for_the_engine(archive, runtime, model_dir, tmp_path):
+    # `WWT_RUNTIME_DIR=rt`: the engine is started from `/`; it must bind its socket in <client folder>/rt, where
+    # the client waits for it — not in /rt, which left the client waiting WWT_ENGINE_START_S for nothing.
+    here = tmp_path / "here"
+    here.mkdir()
+    env = engine_env(archive, runtime, model_dir, WWT_RUNTIME_DIR="rt", WWT_ENGINE_START_S="600")
+    try:
+        proc = wwt("search", "--all", "mix phx.server", env=env, cwd=here, timeout=120)
+        assert proc.returncode == 0 and SPOTTER in proc.stdout, proc.stderr
+        assert engine_pids(here / "rt")  # the engine that answered lives in the client's rt folder
+    finally:
+        kill_engines_in(here / "rt")
+
+
 def _imported(stderr: str) -> set[str]:
     return {line.split("|")[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
 
@@ -251,6 +278,52 @@ def test_engine_killed_during_a_search_the_client_answers_in_process(archive, ru
         engine.wait()
     assert client.returncode == 0 and GO_SESSION in out
     assert len(err.strip().splitlines()) == 1 and "engine stopped during the request" in err
+
+
+def test_a_stopped_engine_is_not_waited_for(archive, runtime, model_dir, tmp_path):
+    # SIGSTOP (a debugger, `kill -STOP`, a frozen process): the kernel still accepts connections on its socket,
+    # but nothing answers. With timeouts far longer than the subprocess may run, the CLI and `wwt mcp` must
+    # notice at once and answer in-process (before: WWT_ENGINE_TIMEOUT_S, 120 s by default, per command).
+    env = engine_env(archive, runtime, model_dir, WWT_ENGINE_TIMEOUT_S="3600", WWT_ENGINE_START_S="3600")
+    pid = start_engine(env)["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for args, expect in ((("search", "--all", "go.mod toolchain"), GO_SESSION), (("show", SPOTTER[:8]), SPOTTER)):
+            proc = wwt(*args, env=env, timeout=120)
+            assert proc.returncode == 0 and expect in proc.stdout, proc.stderr
+            assert proc.stderr.strip() == f"wwt: the engine (pid {pid}) is stopped; answering in-process"
+
+        async def body(session) -> None:
+            found = await session.call_tool("search_all", {"query": "mix phx.server doesnt seem to start"})
+            assert not found.is_error and SPOTTER in text_of(found)
+
+        world = {"env": env, "root": tmp_path}
+        asyncio.run(asyncio.wait_for(wwt_mcp_session(world, body), timeout=120))
+        assert f"the engine (pid {pid}) is stopped; serving MCP in-process" in (tmp_path / "server-stderr.log").read_text()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: not alive(pid), 10)
+
+    # A stopped engine that had taken the lock but not yet bound its socket (a dead one's file is still there):
+    # nothing will ever listen, and no other engine can start while it holds the lock.
+    loc = location(env)
+    stand_in = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, signal, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, str(os.getpid()).encode()); os.kill(os.getpid(), signal.SIGSTOP)"
+    ), loc.lock_path])
+    try:
+        assert wait_for(lambda: ipc.process_state(stand_in.pid) == "stopped", 30)
+        if not loc.socket.exists():  # the killed engine's socket file is normally still there
+            dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            dead.bind(loc.socket_path)
+            dead.close()
+        proc = wwt("search", "--all", "JOKE.md", env=env, timeout=120)
+        assert proc.returncode == 0 and "8122657c" in proc.stdout, proc.stderr
+        assert proc.stderr.strip() == f"wwt: the engine (pid {stand_in.pid}) is stopped; answering in-process"
+    finally:
+        stand_in.kill()
+        stand_in.wait()
 
 
 def test_a_stale_socket_file_is_replaced(archive, runtime, model_dir):
@@ -399,6 +472,30 @@ def test_the_hook_starts_the_engine_which_ingests_the_queue(tmp_path, runtime, m
     assert SPOTTER in proc.stdout and proc.stderr == ""
     assert len([p for p in engine_pids(runtime) if alive(p)]) == 1  # the search used the hook's engine
     assert not (home / "worker.spawn").exists()  # no separate worker process
+
+
+def test_a_hook_during_an_engine_exit_is_not_stranded(tmp_path, runtime, model_dir):
+    # An engine that is exiting (idle, `wwt engine stop`, version skew) has removed its socket and stopped its
+    # ingest thread, but holds its lock for up to its stop grace. A hook in that window used to take it for an
+    # engine starting up and leave its row for the next hook — the user's last turn was not archived. Here a
+    # stand-in holds the lock for 2 s without listening, as such an engine does, then exits.
+    home = tmp_path / "data"
+    _ingest(home, model_dir, CLAUDE / "agentlogs__crud.jsonl")
+    env = engine_env(home, runtime, model_dir, WWT_WORKER_DEBOUNCE_S="0", WWT_ENGINE_SCAN_S="0")
+    loc = location(env).prepare()
+    exiting = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, str(os.getpid()).encode()); print(flush=True); time.sleep(2)"
+    ), loc.lock_path], stdout=subprocess.PIPE)
+    try:
+        exiting.stdout.readline()  # it holds the lock now
+        transcript = tmp_path / f"{SPOTTER}.jsonl"
+        shutil.copy(CLAUDE / "spotter__short.jsonl", transcript)
+        _hook(env, transcript, SPOTTER)
+        assert exiting.poll() is None, "the stand-in must still hold the lock when the hook runs"
+    finally:
+        exiting.wait()
+    assert wait_for(lambda: _stats(home)[2] == 0 and _stats(home)[0] == 2, 90, 0.3), (home / "ingest.log").read_text()
 
 
 def test_engine_killed_during_an_ingest_loses_nothing(tmp_path, runtime, model_dir):

@@ -348,3 +348,35 @@ def test_a_writer_that_never_stops_is_cut_off(env: dict[str, str]) -> None:
         pytest.fail("the hook kept reading a writer that never stops")
     assert code == 0 and time.perf_counter() - started < HOOK_STDIN_MAX_S + HOOK_LIMIT_S
     assert "ignored hook call" in (Path(env["WWT_HOME"]) / "ingest.log").read_text()
+
+
+def test_a_relative_wwt_home_means_the_folder_the_hook_ran_in_for_the_worker_too(
+    env: dict[str, str], tmp_path: Path, model_dir: Path
+) -> None:
+    # `WWT_HOME=data`: the agent runs the hook in its project folder, and the worker the hook starts runs from
+    # `/` — it must still archive into <project>/data, where the hook queued the file, not into /data.
+    project = tmp_path / "project"
+    project.mkdir()
+    transcript = project / f"{CLAUDE_SESSION}.jsonl"
+    shutil.copy(CLAUDE_LOG, transcript)
+    relative = dict(env, WWT_HOME="data", WWT_ENGINE="off", WWT_MODEL_DIR=str(model_dir))
+    proc = subprocess.run([sys.executable, "-m", "wwt", "hook", "claude-code"], input=claude_stop_payload(
+        transcript, project), capture_output=True, text=True, env=relative, cwd=str(project), timeout=30)
+    assert proc.returncode == 0 and proc.stderr == ""
+    data = project / "data"
+    assert wait_for(lambda: session_archived(data, CLAUDE_SESSION)), (data / "ingest.log").read_text()
+    wait_worker_gone(data)
+    assert queued_paths(data) == []
+
+
+def test_a_relative_wwt_home_in_a_deleted_folder_never_fails_the_hook(env: dict[str, str], tmp_path: Path) -> None:
+    # Resolving `WWT_HOME=data` needs the current folder; an agent whose folder was deleted still gets exit 0,
+    # nothing on stdout/stderr (the hook's rule), instead of a traceback from the start-up.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, subprocess, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+            "p = subprocess.run([sys.executable, '-m', 'wwt', 'hook', 'claude-code'], input=b'{}', capture_output=True); "
+            "print(p.returncode, repr(p.stdout), repr(p.stderr))")
+    out = subprocess.run([sys.executable, "-c", code, str(gone)], capture_output=True, text=True, timeout=60,
+                         env=dict(env, WWT_HOME="data", WWT_ENGINE="off"))
+    assert out.stdout.strip() == "0 b'' b''", out.stdout + out.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from _shared import HOSTILE_SESSION, REAL_FIXTURES, TERMINAL_CONTROLS, write_hostile_transcript
+from engine_helpers import engine_pids, kill_engines_in
 from mcp.client.session import ClientSession
 from mcp_helpers import text_of, wwt_mcp_session
 
@@ -190,3 +191,87 @@ def test_a_search_for_a_product_never_discussed_says_so_in_the_tool_text(world: 
         assert SPOTTER[1] in text  # the closest matches are still shown
 
     asyncio.run(body_runner(world, body))
+
+
+def test_without_a_model_the_tools_answer_by_words_and_say_so(world: dict, tmp_path: Path) -> None:
+    # The model is gone (WWT_MODEL_DIR names an empty folder) after an ingest that embedded the archive: the
+    # search tools still answer from the lexical leg with a notice, and ingest_session still archives by words.
+    root = tmp_path
+    env = dict(world["env"], WWT_HOME=str(root / "data"), HOME=str(root / "home"))
+    logs = root / "logs"
+    logs.mkdir()
+    _ingest(env, _copy(*SPOTTER, logs))
+    (root / "empty").mkdir()
+    env["WWT_MODEL_DIR"] = str(root / "empty")
+    here = {"root": root, "env": env}
+    path = _copy(*CRUD, agent_folder(here, ".claude", "projects", "-crud"))
+
+    async def body(session: ClientSession) -> None:
+        found = await session.call_tool("search_all", {"query": "mix phx.server doesnt seem to start"})
+        text = text_of(found)
+        assert not found.is_error, text
+        assert top_session(text) == SPOTTER[1]
+        assert "words only: the model is not available" in text and "wwt model" in text
+        added = await session.call_tool("ingest_session", {"path": str(path)})
+        assert not added.is_error, text_of(added)
+        assert "sessions: 1" in text_of(added) and "wait for vectors" in text_of(added)
+        joke = text_of(await session.call_tool("search_all", {"query": "create JOKE.md file"}))
+        assert top_session(joke) == CRUD[1]
+
+    asyncio.run(body_runner(here, body))
+
+
+def raw_exchange(env: dict[str, str], cwd: Path, lines: list[str], replies: int, timeout: float = 240) -> list[dict]:
+    """Send JSON-RPC ``lines`` as they are (bytes an SDK client would never write) to `wwt mcp` and read
+    ``replies`` answers, each within ``timeout`` — an unanswered request fails instead of hanging."""
+    import json
+    import select
+
+    server = subprocess.Popen([sys.executable, "-m", "wwt", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env=env, cwd=str(cwd))
+    answers = []
+    try:
+        for line in lines:
+            server.stdin.write(line.encode() + b"\n")
+        server.stdin.flush()
+        for _ in range(replies):
+            ready, _, _ = select.select([server.stdout], [], [], timeout)
+            assert ready, f"no reply after the answers to {[answer.get('id') for answer in answers]}"
+            answers.append(json.loads(server.stdout.readline()))
+    finally:
+        server.kill()
+        server.wait()
+    return answers
+
+
+HANDSHAKE = [
+    '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", '
+    '"capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}',
+    '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+]
+
+
+@pytest.mark.parametrize("engine", ["off", "on"])
+def test_a_lone_surrogate_escape_in_a_request_still_gets_its_answer(world: dict, tmp_path: Path, engine: str) -> None:
+    # JSON allows "\ud800" (RFC 8259 §8.2: an unpaired surrogate escape is syntactically valid); the SDK's
+    # parser refused such a line and dropped the request without any reply, so the agent waited for ever.
+    # The lone surrogate becomes U+FFFD; the request is answered like any other, and so is the next one.
+    lone = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_all", '
+            '"arguments": {"query": "\\ud800 mix phx.server \\udfff"}}}')
+    paired = ('{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "search_all", '
+              '"arguments": {"query": "phx.server \\ud83d\\ude80"}}}')
+    after = '{"jsonrpc": "2.0", "id": 4, "method": "tools/list"}'
+    env = dict(world["env"], WWT_ENGINE=engine, WWT_RUNTIME_DIR=str(tmp_path / "rt"), WWT_ENGINE_IDLE_S="30")
+    (tmp_path / "rt").mkdir(mode=0o700)
+    try:  # through the engine, the same reading layer sits in front of the SDK's transport on its socket
+        init, *answers = raw_exchange(env, world["root"], [*HANDSHAKE, lone, paired, after], replies=4)
+        assert bool(engine_pids(tmp_path / "rt")) == (engine == "on")
+    finally:
+        kill_engines_in(tmp_path / "rt")
+    assert init["id"] == 1 and "result" in init
+    by_id = {answer["id"]: answer for answer in answers}
+    assert set(by_id) == {2, 3, 4}
+    text = by_id[2]["result"]["content"][0]["text"]
+    assert not by_id[2]["result"].get("isError") and SPOTTER[1] in text and "\ufffd mix phx.server \ufffd" in text
+    assert "phx.server \U0001f680" in by_id[3]["result"]["content"][0]["text"]  # a real pair is kept as it is
+    assert "tools" in by_id[4]["result"]

@@ -496,3 +496,20 @@ def test_demoting_thin_chunks_reorders_by_the_new_scores_and_keeps_unknown_ids()
     demoted = demote_thin([(1, 1.0), (2, 0.9), (3, 0.8)], chunks)
     assert [i for i, _ in demoted] == [2, 3, 1]
     assert dict(demoted)[2] == 0.9 and dict(demoted)[3] == 0.8
+
+
+@pytest.mark.parametrize("method", ["adaptive", "weighted_minmax", "rrf", "original"])
+def test_without_a_vector_leg_every_method_ranks_by_words_alone(memory_with_logs, method: str) -> None:
+    # No model (embed_query gives None): the lexical leg alone ranks and no hit loses for lacking a vector —
+    # under `original` a lexical-only hit (≤ 0.4) used to fall below its 0.5 floor, leaving nothing.
+    from wwt.models import Filters
+    from wwt.search import run_search
+
+    memory, _ = memory_with_logs
+    store, indexes = memory._open_store(), memory._refresh_indexes()
+    assert indexes.vector.count() > 0  # the archive has vectors; only the question cannot be embedded
+    outcome = run_search("mix phx.server doesnt seem to start", Filters(), 5, store=store,
+                         lexical=indexes.lexical, vector=indexes.vector, embed_query=lambda q: None,
+                         tokenize=__import__("wwt.lexical", fromlist=["tokenize"]).tokenize, method=method)
+    assert outcome.hits and outcome.hits[0].session_id == "55604662-cf2a-4331-851a-ec234028f8ca"
+    assert outcome.hits[0].score == pytest.approx(1.0)  # the best lexical hit, as if fused over its one leg

@@ -8,6 +8,9 @@ import sys
 
 
 def main() -> None:
+    from wwt.paths import pin_home
+
+    pin_home()  # a relative WWT_HOME means the folder wwt was started in, for every process it starts too
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         from wwt.hook import main as hook_main
 

@@ -202,8 +202,10 @@ def search(
     """Search past conversations. Default scope: the current project (git root or folder name)."""
     import json
 
+    from rich.markup import escape
+
     from wwt.models import Filters
-    from wwt.present import hits_to_json, render_hits
+    from wwt.present import hits_to_json, render_hits, terminal_safe
     from wwt.project import current_project
     from wwt.search import query_terms
 
@@ -240,6 +242,9 @@ def search(
         filters.project = here
         scope = f"project {here}"
     outcome = memory.search_outcome(text, filters, limit)
+    if outcome.words_only:  # the model could not be loaded: these hits come from the lexical leg alone
+        err_console.print(f"[yellow]wwt: {escape(terminal_safe(outcome.words_only))}[/]", highlight=False,
+                          soft_wrap=True)
     if as_json:
         shape = hits_to_json(text, outcome, filters, scope)
         if shortened:
@@ -318,7 +323,12 @@ def model(
     if print_dir:
         typer.echo(str(info.model_dir))
         return
-    render_model(console, describe_model(info=info))
+    summary = describe_model(info=info)
+    if not summary.get("available"):  # a missing model is an error here: scripts and `&&` must see it
+        from wwt.errors import ModelUnavailable
+
+        raise ModelUnavailable(summary.get("error") or "the embedding model is not available")
+    render_model(console, summary)
 
 
 @app.command()

@@ -7,6 +7,9 @@ import sys
 
 
 def main() -> None:
+    from wwt.paths import pin_home
+
+    pin_home()  # before the engine's location is computed from it (also when called without wwt.__main__)
     args = sys.argv[1:]
     if args and args[0] in ("search", "show", "status", "mcp"):
         from wwt.engine import client
@@ -24,7 +27,9 @@ def main() -> None:
 
 def mcp_main() -> None:
     from wwt.engine import client
+    from wwt.paths import pin_home
 
+    pin_home()
     code = client.mcp_pipe()
     if code is not None:
         _exit_now(code)

@@ -89,6 +89,7 @@ class IngestSummary:
     chunks_removed: int = 0
     chunks_embedded: int = 0  # texts sent to the model (cache misses)
     vectors_pending: int = 0  # chunks still without a vector when the ingest returned (back-fill paused/deferred)
+    model_unavailable: str | None = None  # why the model could not be loaded (the vectors wait for it), else None
     bad_lines: int = 0
     seconds: float = 0.0
     index_repair: dict | None = None

@@ -14,7 +14,9 @@ learn from the answer whether some path exists.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -225,6 +227,8 @@ def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all
 
     weak = f" — weak matches only: {weak_notice(outcome)}" if hits and outcome.weak else ""
     header = f"{len(hits)} session(s) for {echo(query)} in {clip(scope, FIELD)}{notes}{weak}"
+    if outcome.words_only:  # no model: found by words alone (a paraphrase may miss what it would have found)
+        header += f"\n({outcome.words_only})"
     return render_hits(hits, header + (f"\n({shortened})" if shortened else ""))
 
 
@@ -317,6 +321,11 @@ def ingest_session(path: str) -> str:
     summary = memory().ingest([target])
     fields = ("files_parsed", "sessions", "messages_added", "chunks_added", "chunks_embedded", "bad_lines")
     parts = [f"{f.replace('_', ' ')}: {getattr(summary, f)}" for f in fields if hasattr(summary, f)]
+    from wwt.present import pending_vectors_line
+
+    pending = pending_vectors_line(summary.vectors_pending, summary.model_unavailable)
+    if pending and summary.model_unavailable:  # otherwise the background worker embeds the rest as usual
+        parts.append(pending)
     return f"ingested {target}\n" + ("\n".join(parts) if parts else str(summary)[:500])
 
 
@@ -415,6 +424,68 @@ def bad_arguments(tool: str, error: Any) -> str:
     return f"bad arguments for {clip(tool, 40)}: " + "; ".join(problems)
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def well_formed_line(line: str) -> str:
+    """A JSON-RPC line whose strings hold a lone surrogate escape (``"\\ud800"``) with each one replaced by U+FFFD
+    (``wwt.limits.well_formed``, as the service does for queries); any other line unchanged. The SDK's parser
+    refuses such a line and the request is dropped without a reply: the agent would wait for ever."""
+    if "\\" not in line or not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+        fixed = _well_formed_json(message)
+    except (ValueError, RecursionError):
+        return line  # not JSON: the SDK's own parse error, as before
+    if fixed == message:
+        return line  # paired escapes (a character outside the BMP): nothing to replace
+    return json.dumps(fixed, ensure_ascii=False) + "\n"
+
+
+def _well_formed_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return limits.well_formed(value)
+    if isinstance(value, list):
+        return [_well_formed_json(item) for item in value]
+    if isinstance(value, dict):
+        return {limits.well_formed(key): _well_formed_json(item) for key, item in value.items()}
+    return value
+
+
+class WellFormedLines:
+    """The lines of an MCP transport's input, each through ``well_formed_line``: what ``stdio_server`` reads
+    (it only iterates its ``stdin``), here and inside the engine."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source
+
+    async def __aiter__(self) -> Any:
+        async for line in self.source:
+            yield well_formed_line(line)
+
+
+async def serve_stdio(server: Any, stdin: Any = None, stdout: Any = None) -> None:
+    """``server`` over the SDK's stdio transport with ``WellFormedLines`` in front of its input (the process's
+    stdin, or the given text streams: the engine's socket)."""
+    import io
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    wrapper = None
+    if stdin is None:
+        wrapper = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        stdin = anyio.wrap_file(wrapper)
+    try:
+        async with stdio_server(WellFormedLines(stdin), stdout) as (read_stream, write_stream):
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    finally:
+        if wrapper is not None:
+            wrapper.detach()  # sys.stdin keeps its buffer
+
+
 def build_server() -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -437,6 +508,9 @@ def build_server() -> Any:
                 if isinstance(exc.__cause__, ValidationError):
                     raise ToolError(bad_arguments(name, exc.__cause__)) from None
                 raise ToolError(terminal_safe(error_line(str(exc)))) from None
+
+        async def run_stdio_async(self) -> None:
+            await serve_stdio(self)
 
     server = Server(name="wwt", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for fn, doc in TOOLS:

@@ -10,10 +10,33 @@ if TYPE_CHECKING:
 
 
 def data_dir_name() -> str:
-    """The data dir's path as text, without pathlib: the engine's thin client (``wwt search`` with an engine
-    running) needs only this, and pathlib's imports are a noticeable part of its start-up."""
+    """The data dir's absolute path as text, without pathlib: the engine's thin client (``wwt search`` with an
+    engine running) needs only this, and pathlib's imports are a noticeable part of its start-up. A relative
+    ``WWT_HOME`` is taken from the current folder (``pin_home`` fixes it for child processes)."""
     raw = os.environ.get("WWT_HOME")
-    return os.path.expanduser(raw) if raw else os.path.join(os.path.expanduser("~"), ".wwt")
+    if not raw:
+        return os.path.join(os.path.expanduser("~"), ".wwt")
+    try:
+        return os.path.abspath(os.path.expanduser(raw))
+    except OSError:  # relative, in a folder that was deleted: nothing to resolve it against
+        return os.path.expanduser(raw)
+
+
+def pin_home() -> None:
+    """Resolve a relative (or ``~``) ``WWT_HOME`` and ``WWT_RUNTIME_DIR`` once, at start-up, against the folder
+    wwt was started in, and put the absolute paths back in the environment: the worker and the engine are
+    started from ``/`` and would otherwise read another folder's data or bind their socket where no client
+    looks, and one relative name run from two folders must not share an engine."""
+    for name in ("WWT_HOME", "WWT_RUNTIME_DIR"):
+        raw = os.environ.get(name)
+        if not raw:
+            continue
+        try:
+            pinned = os.path.abspath(os.path.expanduser(raw))
+        except OSError:  # relative, in a folder that was deleted: left as it is
+            continue
+        if pinned != raw:
+            os.environ[name] = pinned
 
 
 def data_dir(create: bool = True) -> Path:

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.text import Text
 
+from wwt.limits import clip
 from wwt.models import PLATFORM_NAMES, Filters
 from wwt.search import RESUME_COMMANDS, SearchOutcome, SessionHit, weak_notice
 from wwt.search import resume_line as _resume_line
@@ -92,6 +93,7 @@ def hits_to_json(query: str, outcome: SearchOutcome, filters: Filters, scope: st
         "filters": {k: v for k, v in vars(filters).items() if v is not None},
         "weak": outcome.weak,
         "absent": list(outcome.absent),
+        **({"words_only": outcome.words_only} if outcome.words_only else {}),
         "results": [
             {
                 "session_id": hit.session_id,
@@ -265,9 +267,9 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
                 console.print(Text(f"  {terminal_safe(name)}", style="dim"), soft_wrap=True)  # one path a line
             if unrecognised > len(getattr(summary, "unrecognised", None) or []):
                 console.print(Text("  …", style="dim"))
-    vectors = pending_vectors_line(g("vectors_pending"))
+    vectors = pending_vectors_line(g("vectors_pending"), getattr(summary, "model_unavailable", None))
     if vectors:
-        console.print(f"[yellow]{vectors}[/]")
+        console.print(f"[yellow]{escape(terminal_safe(vectors))}[/]", soft_wrap=True)
     repaired = repair_line(getattr(summary, "index_repair", None))
     if repaired:  # a crash or a damaged index file was mended from SQLite (no re-embedding)
         console.print(Text(repaired, style="dim"))
@@ -292,10 +294,15 @@ def vectors_line(with_vector: int, total: int, rate: float = 0.0, paused: bool =
     return line
 
 
-def pending_vectors_line(pending: int) -> str | None:
-    """After an ingest that left vectors pending (paused, or given paths with a backlog)."""
+def pending_vectors_line(pending: int, model_problem: str | None = None) -> str | None:
+    """After an ingest that left vectors pending (paused, given paths with a backlog, or no model:
+    ``model_problem`` is the model's own one-line error)."""
     if pending <= 0:
         return None
+    if model_problem:
+        return (f"searchable by words now; {pending:,} chunk(s) wait for vectors: the model is not available "
+                f"({clip(model_problem, 200)}); run `wwt model` to see why, then "
+                "`wwt ingest` again embeds them")
     return (f"searchable by words now; {pending:,} chunk(s) still waiting for vectors — the background worker "
             "embeds them (`wwt status` shows progress; `wwt ingest` again finishes them here)")
 

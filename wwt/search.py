@@ -119,6 +119,7 @@ class SearchOutcome:
     vector_background: float | None = None
     signals: dict[str, float] = field(default_factory=dict)  # what the flag was decided from (benchmarks read it)
     absent: list[str] = field(default_factory=list)  # names in the question the archive never mentions
+    words_only: str | None = None  # why the vector leg did not run (the model is not available), else None
 
 
 # ---------------------------------------------------------------------------------------------- pure rules
@@ -131,6 +132,14 @@ def weak_notice(outcome: SearchOutcome) -> str:
         names = ", ".join(name[:40] for name in outcome.absent[:3])
         return f"nothing in memory mentions {names} — these are only the closest matches"
     return "nothing in memory clearly answers this — these are only the closest matches"
+
+
+def words_only_notice(reason: str) -> str:
+    """The one line above results found by words alone because the embedding model could not be loaded
+    (``reason``: the model's own one-line error, clipped)."""
+    from wwt.limits import clip
+
+    return f"words only: the model is not available ({clip(reason, 200)}); run `wwt model` to see why, `wwt model --fetch` to get it"
 
 
 def candidate_depth(limit: int) -> int:
@@ -567,7 +576,9 @@ def run_search(
     tokenize: Callable[[str], list[str]] | None = None,
     method: str | None = None,
 ) -> SearchOutcome:
-    """Both legs over the same filters, fused, grouped. ``store`` is a ``wwt.store.Store``."""
+    """Both legs over the same filters, fused, grouped. ``store`` is a ``wwt.store.Store``. ``embed_query``
+    returning None (no model) leaves the vector leg out: the lexical leg alone ranks, every hit on the same
+    footing."""
     from wwt.fusion import DEFAULT_METHOD, fuse, idf_mass, lexical_coverage
     from wwt.glossary import EXPANSION_WEIGHT, topics, translations
 
@@ -585,8 +596,8 @@ def run_search(
     bridge = translations(query)
     vector_hits: list[tuple[int, float]] = []
     ranked_vector: list[tuple[int, float]] = []  # what fusion sees: scores without the language's own share
-    if vector.count() > 0:
-        query_vector = embed_query(bridged_query(query, bridge))
+    query_vector = embed_query(bridged_query(query, bridge)) if vector.count() > 0 else None
+    if query_vector is not None:
         bilingual = getattr(vector, "language_axis", None) is not None
         wide = vector.search(query_vector, depth * LANGUAGE_WIDEN if bilingual else depth, allowed)
         vector_hits = wide[:depth]
@@ -608,7 +619,9 @@ def run_search(
     total = lexical.count() if freqs else 0
     chosen = method or DEFAULT_METHOD
     fusable = ranked_vector + _stand_ins(lexical_hits, ranked_vector, vector)  # vectors still being back-filled
-    if chosen == "adaptive":
+    if query_vector is None:  # no vector leg at all (no model, or no vector yet): the lexical leg alone ranks
+        fused = fuse(lexical_hits, [], method="weighted_minmax", w_lex=1.0)
+    elif chosen == "adaptive":
         fused = fuse(lexical_hits, fusable, method=chosen, idf_mass=idf_mass(freqs, total) if freqs else None)
     else:
         fused = fuse(lexical_hits, fusable, method=chosen)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from wwt import limits, paths
-from wwt.errors import StoreError, UsageError, WwtError, out_of_space
+from wwt.errors import ModelUnavailable, StoreError, UsageError, WwtError, out_of_space
 from wwt.models import Filters
 from wwt.search import SearchOutcome, SessionHit
 
@@ -60,6 +60,7 @@ class ResetPlan:
 
 STORE_SIDE_FILES = ("-wal", "-shm", "-journal")
 EXPLICIT_BACKFILL_S = 60.0  # an ingest of given paths embeds at most this long; the worker does the rest
+MODEL_RETRY_S = 60.0  # after the model failed to load, searches go by words alone this long before trying again
 
 
 class Memory:
@@ -71,6 +72,7 @@ class Memory:
         self._embedder: Any = None  # (a one-shot process no longer preloads it on a side thread: the engine
         # keeps it loaded for every later search — wwt/engine/)
         self._seen_counter: int | None = None
+        self._model_failure: tuple[float, str] | None = None  # (when, why) the model last failed to load
 
     @classmethod
     def open(cls, home: Path | str | None = None) -> Memory:
@@ -147,6 +149,26 @@ class Memory:
                 self._embedder = load_embedder()
             return self._embedder
 
+    def _search_embedder(self) -> tuple[Any, str | None]:
+        """The embedder for a search, or (None, why) when the model cannot be loaded: search then goes by
+        words alone instead of failing. A failure is remembered for MODEL_RETRY_S, so a long-lived process
+        (the engine, the MCP server) does not retry a download on every question, yet picks up a model
+        that appears later."""
+        import time
+
+        with self._lock:
+            if self._embedder is None and self._model_failure is not None:
+                when, why = self._model_failure
+                if time.monotonic() - when < MODEL_RETRY_S:
+                    return None, why
+            try:
+                embedder = self._get_embedder()
+            except ModelUnavailable as exc:
+                self._model_failure = (time.monotonic(), str(exc))
+                return None, str(exc)
+            self._model_failure = None
+            return embedder, None
+
     def _refresh_indexes(self) -> Any:
         """Reload the indexes when an ingest (here or in the worker) committed since we last looked."""
         store = self._open_store()
@@ -219,8 +241,15 @@ class Memory:
             while True:
                 left = ingest_mod.BACKFILL_SLICE_S if until is None else min(
                     ingest_mod.BACKFILL_SLICE_S, until - time.monotonic())
-                result = self.backfill(max_seconds=max(0.0, left), progress=vector_progress,
-                                       lock_timeout=-1, notes=summary.notes)
+                try:
+                    result = self.backfill(max_seconds=max(0.0, left), progress=vector_progress,
+                                           lock_timeout=-1, notes=summary.notes)
+                except ModelUnavailable as exc:  # archived and searchable by words: vectors wait for the model
+                    with self._lock:
+                        with_vector, total = store.vector_progress()
+                    summary.vectors_pending = total - with_vector
+                    summary.model_unavailable = str(exc)
+                    break
                 summary.chunks_embedded += result.embedded
                 summary.vectors_pending = result.pending
                 if result.stopped != "time" or (until is not None and time.monotonic() >= until):
@@ -269,21 +298,35 @@ class Memory:
         query = limits.well_formed(query)
         if not query.strip():
             raise UsageError("empty query: say what you are looking for")
+        problem: list[str] = []
+
+        def embed_query(text: str) -> Any:
+            embedder, why = self._search_embedder()
+            if embedder is None:
+                problem.append(why or "")
+                return None
+            return embedder.embed_query(text)
+
         with self._lock:
             store = self._open_store()
             if filters.project:
                 self._check_project(filters.project)
             indexes = self._refresh_indexes()
-            return run_search(
+            outcome = run_search(
                 query,
                 filters,
                 limit,
                 store=store,
                 lexical=indexes.lexical,
                 vector=indexes.vector,
-                embed_query=lambda q: self._get_embedder().embed_query(q),
+                embed_query=embed_query,
                 tokenize=_tokenizer(),
             )
+        if problem:
+            from wwt.search import words_only_notice
+
+            outcome.words_only = words_only_notice(problem[0])
+        return outcome
 
     def projects(self) -> list[str]:
         with self._lock:

@@ -32,6 +32,7 @@ CLI_SERVED = frozenset({"search", "show", "status"})  # commands the engine runs
 CLI_STARTS_ENGINE = frozenset({"search"})  # show/status use a running engine but do not start one for that
 CLI_ENV = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TERM", "COLORTERM", "TZ", "WWT_DEBUG")
 CONNECT_TIMEOUT_S = 2.0
+STUCK_CHECK_S = 0.5  # while waiting for the engine, look this often whether it is stopped or gone
 SKEW_EXIT_WAIT_S = 10.0
 
 
@@ -91,6 +92,7 @@ def obtain(loc: ipc.Location, start: bool, purpose: str = "cli") -> socket.socke
     proc = None if ipc.lock_held(loc.lock_path) else spawn(loc, purpose)
     deadline = time.monotonic() + ipc.env_seconds("WWT_ENGINE_START_S", 20.0)
     delay = 0.005
+    checked = time.monotonic()
     while time.monotonic() < deadline:
         time.sleep(delay)
         delay = min(delay * 1.5, 0.05)
@@ -99,6 +101,10 @@ def obtain(loc: ipc.Location, start: bool, purpose: str = "cli") -> socket.socke
             return sock
         if proc is not None and proc.poll() is not None and not ipc.lock_held(loc.lock_path):
             return connect(loc)  # ours gave up and nobody else holds the lock: no engine is coming
+        if proc is None and time.monotonic() - checked >= STUCK_CHECK_S:
+            checked = time.monotonic()
+            if why := ipc.engine_stuck(loc.lock_path):  # the lock's holder is stopped: nobody will bind
+                raise EngineStuck(why)
     return None
 
 
@@ -111,10 +117,31 @@ def wait_for_exit(loc: ipc.Location, timeout: float) -> bool:
     return True
 
 
-def _exchange(sock: socket.socket, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+def _exchange(sock: socket.socket, request: dict[str, Any], timeout: float, loc: ipc.Location,
+              limit: int = ipc.MAX_REPLY_BYTES) -> dict[str, Any] | None:
     sock.settimeout(timeout)
     ipc.send(sock, request)
-    return ipc.recv(sock, ipc.MAX_REPLY_BYTES)
+    await_reply(sock, loc, timeout)
+    return ipc.recv(sock, limit)
+
+
+def await_reply(sock: socket.socket, loc: ipc.Location, timeout: float) -> None:
+    """Wait up to ``timeout`` until the engine's reply starts, looking every STUCK_CHECK_S whether the engine is
+    stopped (SIGSTOP: the kernel still accepts the connection, nothing answers) — then ``EngineStuck`` at once
+    instead of after the whole timeout. Leaves the socket's timeout at what is left of ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("timed out")
+        sock.settimeout(min(STUCK_CHECK_S, left))
+        try:
+            sock.recv(1, ipc.MSG_PEEK)  # returns when a reply (or the end of the connection) is there
+            break
+        except TimeoutError:
+            if why := ipc.engine_stuck(loc.lock_path):
+                raise EngineStuck(why) from None
+    sock.settimeout(max(0.001, deadline - time.monotonic()))
 
 
 def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False, purpose: str = "cli",
@@ -133,7 +160,7 @@ def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False,
         if sock is None:
             return None
         try:
-            reply = _exchange(sock, request, timeout)
+            reply = _exchange(sock, request, timeout, loc)
         except (OSError, ipc.FrameError) as exc:
             raise EngineLost(str(exc) or type(exc).__name__) from None
         finally:
@@ -150,6 +177,10 @@ def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False,
 
 class EngineLost(Exception):
     """The engine closed the connection or stopped answering in the middle of a request."""
+
+
+class EngineStuck(EngineLost):
+    """The engine holding the lock is stopped (or gone): it cannot answer, so nobody waits for it."""
 
 
 # --------------------------------------------------------------------------------------------------- CLI
@@ -199,6 +230,9 @@ def run_cli(argv: list[str]) -> int | None:
         return None  # nothing archived yet: the in-process command says so without starting an engine
     try:
         reply = call("cli", cli_request(argv), start=argv[0] in CLI_STARTS_ENGINE, loc=loc)
+    except EngineStuck as exc:
+        _note(f"{exc}; answering in-process")
+        return None
     except EngineLost as exc:
         _note(f"the engine stopped during the request ({exc}); answering in-process")
         return None
@@ -273,6 +307,7 @@ def nudge() -> str | None:
     if loc is None:
         return None
     sock = connect(loc)
+    listening = sock is not None
     if sock is not None:
         try:
             sock.settimeout(0.2)
@@ -286,7 +321,14 @@ def nudge() -> str | None:
         finally:
             sock.close()
     if ipc.lock_held(loc.lock_path):
-        return "engine starting or exiting; it reads the queue when it starts"
+        if listening:
+            return "engine busy; it reads the queue on its next look"
+        # Locked but not listening: an engine starting (it reads the queue once it runs) or one exiting (its
+        # ingest has stopped: this row would wait for the next hook). A standby waits for the lock and serves
+        # only if the holder goes away; otherwise it leaves.
+        proc = spawn(loc, "ingest")
+        standby = f"; standby engine {proc.pid} takes over if it exits" if proc is not None else ""
+        return "engine starting or exiting" + standby
     proc = spawn(loc, "ingest")
     return f"started engine {proc.pid}" if proc is not None else None
 
@@ -318,15 +360,22 @@ class _Pipe:
         starting under load may take a while to import the SDK). None, with ``self.why``, when none came."""
         deadline = time.monotonic() + 3 * ipc.env_seconds("WWT_ENGINE_START_S", 20.0)
         while time.monotonic() < deadline:
-            sock = obtain(self.loc, start=True, purpose="mcp")
+            try:
+                sock = obtain(self.loc, start=True, purpose="mcp")
+            except EngineStuck as exc:
+                self.why = str(exc)
+                return None
             if sock is None:
                 self.why = "no engine came up"
                 time.sleep(0.2)
                 continue
             try:
-                sock.settimeout(max(1.0, deadline - time.monotonic()))
-                ipc.send(sock, self.hello)
-                reply = ipc.recv(sock, ipc.MAX_REQUEST_BYTES)
+                reply = _exchange(sock, self.hello, max(1.0, deadline - time.monotonic()), self.loc,
+                                  ipc.MAX_REQUEST_BYTES)
+            except EngineStuck as exc:
+                sock.close()
+                self.why = str(exc)
+                return None
             except (OSError, ipc.FrameError) as exc:
                 sock.close()
                 self.why = f"handshake failed: {exc}"
@@ -469,6 +518,8 @@ def mcp_pipe() -> int | None:
     pipe = _Pipe(loc, hello)
     pipe.sock = pipe.open()
     if pipe.sock is None:
+        if pipe.why.startswith("the engine (pid"):  # stopped: say why this session is served in-process
+            _note(f"{pipe.why}; serving MCP in-process")
         return None
     try:
         return pipe.run()

@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - an interpreter without it
     import socket as socket_core  # type: ignore[no-redef]
 
 SHUT_WR = socket_core.SHUT_WR
+MSG_PEEK = socket_core.MSG_PEEK
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -235,6 +236,47 @@ def lock_held(path: str | Path) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def lock_holder(path: str | Path) -> int | None:
+    """The pid the engine wrote into its lock file when it took the lock (None: unknown)."""
+    try:
+        with open(path, "rb") as fh:
+            return int(fh.read(32).split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_state(pid: int) -> str | None:
+    """"stopped" (SIGSTOP, a debugger), "gone" (no such process, a zombie) or None (running, or cannot tell:
+    no ``/proc``)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return "gone"
+    except OSError:
+        pass  # another user's pid: it exists
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return None
+    if state in (b"T", b"t"):
+        return "stopped"
+    return "gone" if state in (b"Z", b"X") else None
+
+
+def engine_stuck(lock_path: str | Path) -> str | None:
+    """Why the engine that holds ``lock_path`` cannot answer — "the engine (pid N) is stopped" (or gone, its lock
+    kept by a process that inherited it) —, or None when it may still answer: not locked, running, unknown.
+    A client checks this instead of waiting ``WWT_ENGINE_TIMEOUT_S`` / ``WWT_ENGINE_START_S`` for nothing."""
+    if not lock_held(lock_path):
+        return None
+    pid = lock_holder(lock_path)
+    if pid is None or pid == os.getpid():
+        return None
+    state = process_state(pid)
+    return f"the engine (pid {pid}) is {state}" if state else None
 
 
 # ------------------------------------------------------------------------------------------------ frames

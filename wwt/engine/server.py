@@ -39,6 +39,8 @@ from wwt.engine import context, ipc
 
 DEFAULT_IDLE_S = 600.0
 LOCK_WAIT_S = 3.0  # an engine that is exiting (version skew, stop) may still hold the lock a moment
+STANDBY_WAIT_S = 12.0  # an engine a hook starts (--for ingest) waits this long: an exiting one may take its
+# STOP_GRACE_S to let requests and the ingest thread finish, and the hook's row must not wait for the next hook
 READ_TIMEOUT_S = 10.0  # a client has this long to send its request
 STOP_GRACE_S = 5.0
 QUEUE_POLL_S = 2.0
@@ -75,6 +77,8 @@ def take_lock(path: Path, wait_s: float) -> int | None:
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)  # who holds it: a client tells a stopped engine from a busy one (ipc.engine_stuck)
+            os.write(fd, f"{os.getpid()}\n".encode())
             return fd
         except OSError:
             if time.monotonic() >= deadline:
@@ -504,13 +508,12 @@ def _try_worker_lock(home: Path) -> int | None:
 async def _run_mcp_session(server: Any, conn: socket.socket) -> None:
     """The SDK's stdio transport over the socket's byte streams (what ``stdio_server`` does for fds 0/1)."""
     import anyio
-    from mcp.server.stdio import stdio_server
+
+    from wwt.mcp_server import serve_stdio
 
     reader = io.TextIOWrapper(conn.makefile("rb"), encoding="utf-8", errors="replace")
     writer = io.TextIOWrapper(conn.makefile("wb"), encoding="utf-8", write_through=True)
-    async with stdio_server(anyio.wrap_file(reader), anyio.wrap_file(writer)) as (read_stream, write_stream):
-        lowlevel = server._lowlevel_server
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    await serve_stdio(server, anyio.wrap_file(reader), anyio.wrap_file(writer))
 
 
 def write_info(loc: ipc.Location, purpose: str) -> None:
@@ -533,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         loc = ipc.Location().prepare()
     except ipc.EngineUnavailable:
         return 1
-    lock_fd = take_lock(loc.lock, LOCK_WAIT_S)
+    lock_fd = take_lock(loc.lock, STANDBY_WAIT_S if args.purpose == "ingest" else LOCK_WAIT_S)
     if lock_fd is None:
         return 0  # another engine serves this data dir
     home = loc.home
