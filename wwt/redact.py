@@ -320,6 +320,7 @@ _RULES_BY_TRIGGER: dict[str, tuple[int, ...]] = {
     t: tuple(i for i, triggers in enumerate(_RULE_TRIGGERS) if t in triggers and not RULES[i].anywhere)
     for t in _ALL_TRIGGERS
 }
+_RULES_BY_TRIGGER_BYTES = {t.encode(): rules for t, rules in _RULES_BY_TRIGGER.items()}
 _AWS_SECRET_RULE = next(i for i, rule in enumerate(RULES) if rule.kind == "aws_secret_key")  # runs on _AWS_CONTEXT
 # The rules whose triggers count anywhere in the text, by trigger (the AWS context's cues run no rule of theirs).
 _RULES_BY_CUE: dict[str, tuple[int, ...]] = {}
@@ -362,6 +363,45 @@ def _long_words(text: str) -> list[str]:
     if first is not None:
         words.insert(0, first.group())
     return words
+
+
+
+# The triggers in the words of 20+ characters, found in the text's bytes (``_view``; an ASCII text encoded):
+# the words are runs of non-space bytes (a class string: whitespace ``b" "``, every other byte ``b"x"``, found by
+# substring search), and since no trigger holds a separator (`/`, quotes, brackets…: ``_SEGMENT``) nor a
+# non-ASCII character (a ``?`` in the view), each word is cut there and each distinct piece scanned once — the
+# same triggers as the trie over the whole words (a path's folders repeat; the trie pays a match attempt at most
+# letters, so fewer letters is what counts). A text holding whitespace beyond ASCII (`\u3000`, NBSP…) is split
+# by ``_long_words``, as ``str.split`` would.
+_TRIGGER_CHARS = frozenset("".join(_ALL_TRIGGERS))
+_SPACE_CLASS = bytes(32 if chr(i).isspace() else 120 for i in range(128)) + b"x" * 128
+_RUN = b"x" * _MIN_TOKEN
+_SEGMENT = bytes(32 if i < 128 and chr(i) not in _TRIGGER_CHARS and not chr(i).isalnum() else i for i in range(256))
+_TRIGGER_BYTES = re.compile(_TRIGGER_RE.pattern.encode())
+_WIDE_SPACE = re.compile("[" + "".join(c for c in map(chr, range(128, 0x3001)) if c.isspace()) + "]")
+
+
+def _long_triggers(text: str, view: bytes) -> set[bytes]:
+    """The triggers (as bytes) that ``_TRIGGER_RE`` finds in ``text``'s words of 20+ characters; ``view``: the
+    text's bytes, one per character."""
+    if not text.isascii() and _WIDE_SPACE.search(text):
+        words = [w.encode("ascii", "replace") for w in _long_words(text)]
+    else:
+        find = view.translate(_SPACE_CLASS).find
+        start = find(_RUN)
+        if start < 0:
+            return set()
+        words = []
+        while start >= 0:
+            end = find(b" ", start + _MIN_TOKEN)
+            if end < 0:
+                words.append(view[start:])
+                break
+            words.append(view[start:end])
+            start = find(_RUN, end)
+    if not words:
+        return set()
+    return set(_TRIGGER_BYTES.findall(b" ".join(set(b" ".join(words).translate(_SEGMENT).split()))))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -643,10 +683,10 @@ def _view(text: str) -> tuple[str | bytes, str | bytes]:
     return view, view.lower()
 
 
-def _cues(text: str) -> tuple[frozenset[str], list[str], str | bytes, list[str]] | None:
+def _cues(text: str) -> tuple[frozenset[str], tuple[int, ...], str | bytes, list[str]] | None:
     """What the rules look for, each found by a C-level substring scan: the anywhere triggers present that could
-    change anything, the words of 20+ characters, the lower-case view and the keywords in it. None when there
-    is none of them: no rule could change the text (most messages)."""
+    change anything, the token rules whose trigger is in a word of 20+ characters, the lower-case view and the
+    keywords in it. None when there is none of them: no rule could change the text (most messages)."""
     view, lower = _view(text)
     as_bytes = isinstance(view, bytes)
     keywords = [kw for kw, needle in (_KEYWORD_BYTES if as_bytes else _KEYWORD_TEXT) if needle in lower]
@@ -654,10 +694,10 @@ def _cues(text: str) -> tuple[frozenset[str], list[str], str | bytes, list[str]]
     for anchor, triggers in (_ANCHOR_BYTES if as_bytes else _ANCHOR_TEXT):
         if anchor in lower:
             found += [t for t, needle in triggers if needle in view]
-    long_words = _long_words(text)
-    if not found and not long_words and not keywords:
+    present = _long_triggers(text, view if as_bytes else text.encode("ascii", "replace"))
+    if not found and not present and not keywords:
         return None
-    return frozenset(found), long_words, lower, keywords
+    return frozenset(found), tuple({i for t in present for i in _RULES_BY_TRIGGER_BYTES[t]}), lower, keywords
 
 
 def redact_unscreened(text: str) -> tuple[str, int]:
@@ -666,20 +706,20 @@ def redact_unscreened(text: str) -> tuple[str, int]:
     if not text:
         return text, 0
     long_words = [w for w in text.split() if len(w) >= _MIN_TOKEN]
+    present = set(_TRIGGER_RE.findall(" ".join(long_words)))
     lower = _lower(text)
-    return _redact_cued(text, frozenset(t for t in _CUE_TRIGGERS if t in text), long_words, lower,
+    return _redact_cued(text, frozenset(t for t in _CUE_TRIGGERS if t in text),
+                        tuple({i for t in present for i in _RULES_BY_TRIGGER[t]}), lower,
                         [kw for kw in _KEYWORDS if kw in lower])
 
 
-def _redact_cued(text: str, found: frozenset[str], long_words: list[str], lower: str | bytes,
+def _redact_cued(text: str, found: frozenset[str], token_rules: tuple[int, ...], lower: str | bytes,
                  keywords: list[str]) -> tuple[str, int]:
+    """``token_rules``: the token rules whose trigger is in a word of 20+ characters (``_long_triggers``)."""
     counter = [0]
     aws_context = not found.isdisjoint(_AWS_CUES) and bool(
         _AWS_CONTEXT.search(text))  # looked for before the key id itself is replaced
-    # Each distinct word once (a tool output lists the same paths and URLs many times; no trigger holds a space,
-    # so the words are scanned independently).
-    present = set(_TRIGGER_RE.findall(" ".join(dict.fromkeys(long_words)))) if long_words else set()
-    todo = {i for t in present for i in _RULES_BY_TRIGGER[t]}
+    todo = set(token_rules)
     todo.update([i for t in found for i in _RULES_BY_CUE.get(t, ())])
     if aws_context:  # the secret key's name is what _AWS_CONTEXT looks for
         todo.add(_AWS_SECRET_RULE)
