@@ -806,6 +806,7 @@ def code_names(text: str, start: int = 0, end: int | None = None, limit_chars: i
     cut_last = end < len(text) and _is_word(text[end])
     visited: set[str] = set()
     seen: set[str] = set()
+    runs: set[str] = set()
     out: list[str] = []
     size = 0
     # Only the runs of name characters that hold a mark of a name (`_`, an inner capital, `.`/`::` between
@@ -822,11 +823,16 @@ def code_names(text: str, start: int = 0, end: int | None = None, limit_chars: i
             run_start -= 1
         run_end = _RUN_RE.match(text, at, end).end()  # type: ignore[union-attr]  # `*`: always matches
         pos = run_end if run_end > at else at + 1
-        words = _NAME_RE.findall(text, run_start, run_end)
+        run = text[run_start:run_end]
+        if run in runs:  # its words were all looked at (a file's names repeat: `self.x`, `os.path.join`)
+            continue
+        words = _NAME_RE.findall(run)
         if cut_first and run_start == start:
             words = words[1:]
         if cut_last and run_end == end and words and text.endswith(words[-1], start, end):
             words = words[:-1]  # the last word runs on past ``end``
+        if run_start != start and run_end != end:
+            runs.add(run)  # a run at ``start`` or ``end`` may have lost a cut word: not its whole set of words
         for word in words:
             if word in visited:
                 continue
