@@ -437,3 +437,45 @@ def test_words_of_20_characters_are_those_str_split_gives_whatever_the_whitespac
         for text in (f"{'a' * 20}{space}{'b' * 19}{space}{'c' * 21}", f"{space}{'d' * 25}", f"{'e' * 20}{space}",
                      f"{space * 2}{'f' * 30}{space}x{space}{'g' * 20}"):
             assert _long_words(text) == [w for w in text.split() if len(w) >= 20], ascii(text)
+
+
+def _triggers_by_words(text: str) -> set[str]:
+    """The rule as ``redact_unscreened`` reads it: the trie over the words ``str.split`` gives, 20+ chars."""
+    from wwt.redact import _TRIGGER_RE
+
+    return set(_TRIGGER_RE.findall(" ".join(w for w in text.split() if len(w) >= 20)))
+
+
+def test_triggers_found_in_the_bytes_are_those_the_trie_finds_in_the_words() -> None:
+    """``_long_triggers`` finds the token triggers in one byte view of the text (words located by substring
+    search, cut at characters no trigger holds, each distinct piece scanned once). It must name exactly the
+    triggers the trie names over the 20+-character words: on every line of the real logs, on the vendor
+    samples above in their gitleaks layouts, and on those samples glued to neighbours by every ASCII
+    character, by non-ASCII letters and by whitespace Python knows beyond ASCII."""
+    from wwt.redact import _long_triggers, _view
+
+    def check(text: str) -> None:
+        view, _ = _view(text)
+        got = {t.decode() for t in _long_triggers(text, view if isinstance(view, bytes) else text.encode())}
+        assert got == _triggers_by_words(text), ascii(text[:200])
+
+    lines = []
+    for path in sorted(REAL_FIXTURES.rglob("*.json*")):
+        lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    samples = [t for _, t in TOKENS] + [layout(i, t) for i, (_, t) in enumerate(TOKENS)]
+    glue = [chr(c) for c in range(1, 128)] + ["é", "…", "한", "\u3000", "\xa0", "\x85", "\u2028", "\ufeff"]
+    rng = random.Random(20)
+    found = 0
+    for text in lines:
+        check(text)
+    for sample in samples:
+        for sep in glue:
+            check(f"{sep}{sample}{sep}")
+            check("x" * rng.randrange(0, 25) + sep + sample[: rng.randrange(len(sample) + 1)])
+            cut = rng.randrange(len(sample))
+            check(sample[:cut] + sep + sample[cut:] + sep + "y" * 19)
+        text = rng.choice(lines)
+        at = rng.randrange(len(text) + 1)
+        check(text[:at] + sample + text[at:])
+        found += bool(_triggers_by_words(sample))
+    assert found > len(samples) * 0.9  # the comparison covers texts with triggers, not only empty sets

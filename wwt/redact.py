@@ -13,8 +13,8 @@ documented by their vendors were added (Groq ``gsk_``, xAI ``xai-``, Replicate `
 LangSmith ``lsv2_``, Supabase ``sbp_``, Google ``GOCSPX-``/``ya29.``, Stripe ``whsec_``).
 
 Speed: every message of every log passes through ``redact``. One scan of a trie of literal prefixes over the
-words of 20+ characters picks the token rules that can match at all, each pattern starting with its literal
-prefix; context rules run only when their cue (``://``, ``Basic``, ``curl``…) is in the text; the keyword
+distinct separator-free pieces of the words of 20+ characters picks the token rules that can match at all,
+each pattern starting with its literal prefix; context rules run only when their cue (``://``, ``Basic``, ``curl``…) is in the text; the keyword
 scanner runs only where a secret-sounding word occurs and decides in Python, per hit, whether the name and the
 value around it are a secret. Values and command spans are bounded, so hostile input stays near-linear.
 """
