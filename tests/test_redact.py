@@ -430,13 +430,17 @@ def test_most_real_messages_are_screened_out_before_any_rule_runs(monkeypatch: p
 
 
 def test_words_of_20_characters_are_those_str_split_gives_whatever_the_whitespace() -> None:
-    from wwt.redact import _long_words
+    """The words are found in a byte view where each non-ASCII character is a ``?``: whitespace beyond ASCII
+    must still cut a word where ``str.split`` cuts it (a trigger in a piece shorter than 20 is not looked for)."""
+    from wwt.redact import _long_triggers
 
     spaces = [c for c in map(chr, range(0x3001)) if c.isspace()] + ["\u200b", "\ufeff", "\u180e"]  # last: not space
     for space in spaces:
-        for text in (f"{'a' * 20}{space}{'b' * 19}{space}{'c' * 21}", f"{space}{'d' * 25}", f"{'e' * 20}{space}",
-                     f"{space * 2}{'f' * 30}{space}x{space}{'g' * 20}"):
-            assert _long_words(text) == [w for w in text.split() if len(w) >= 20], ascii(text)
+        for text in (f"SK{'a' * 18}{space}sk-{'b' * 16}{space}ghp_{'c' * 17}", f"{space}hf_{'d' * 22}",
+                     f"xox{'e' * 17}{space}", f"{space * 2}dapi{'f' * 26}{space}x{space}{'g' * 20}",
+                     f"é{space}{'h' * 10}{space}AKIA{'I' * 16}", f"{'j' * 10}{space}AIza{'k' * 8}{space}r8_{'l' * 30}"):
+            view = text.encode("ascii", "replace")
+            assert {t.decode() for t in _long_triggers(text, view)} == _triggers_by_words(text), ascii(text)
 
 
 def _triggers_by_words(text: str) -> set[str]:

@@ -350,29 +350,13 @@ _DIRECT_TEXT = tuple((t, t) for t in _DIRECT_CUES)
 _DIRECT_BYTES = tuple((t, t.encode()) for t in _DIRECT_CUES)
 _ANCHOR_TEXT = tuple((a, tuple((t, t) for t in ts)) for a, ts in _ANCHORS.items())
 _ANCHOR_BYTES = tuple((a.encode(), tuple((t, t.encode()) for t in ts)) for a, ts in _ANCHORS.items())
-# Words of 20+ characters (what `str.split` gives: it splits where `\s` matches). Each is found after the
-# whitespace before it, which the regex engine scans for quickly, so shorter words cost no match attempt.
-_LONG_FIRST = re.compile(rf"\S{{{_MIN_TOKEN},}}")
-_LONG_AFTER_SPACE = re.compile(rf"\s(\S{{{_MIN_TOKEN},}})")
-
-
-def _long_words(text: str) -> list[str]:
-    """``[w for w in text.split() if len(w) >= 20]``, found by the regex engine."""
-    words = _LONG_AFTER_SPACE.findall(text)
-    first = _LONG_FIRST.match(text)
-    if first is not None:
-        words.insert(0, first.group())
-    return words
-
-
-
 # The triggers in the words of 20+ characters, found in the text's bytes (``_view``; an ASCII text encoded):
 # the words are runs of non-space bytes (a class string: whitespace ``b" "``, every other byte ``b"x"``, found by
 # substring search), and since no trigger holds a separator (`/`, quotes, brackets…: ``_SEGMENT``) nor a
 # non-ASCII character (a ``?`` in the view), each word is cut there and each distinct piece scanned once — the
 # same triggers as the trie over the whole words (a path's folders repeat; the trie pays a match attempt at most
-# letters, so fewer letters is what counts). A text holding whitespace beyond ASCII (`\u3000`, NBSP…) is split
-# by ``_long_words``, as ``str.split`` would.
+# letters, so fewer letters is what counts). A word of the view holding whitespace beyond ASCII (`\u3000`, NBSP…:
+# a ``?`` there) is split again as ``str.split`` splits it.
 _TRIGGER_CHARS = frozenset("".join(_ALL_TRIGGERS))
 _SPACE_CLASS = bytes(32 if chr(i).isspace() else 120 for i in range(128)) + b"x" * 128
 _RUN = b"x" * _MIN_TOKEN
@@ -384,21 +368,19 @@ _WIDE_SPACE = re.compile("[" + "".join(c for c in map(chr, range(128, 0x3001)) i
 def _long_triggers(text: str, view: bytes) -> set[bytes]:
     """The triggers (as bytes) that ``_TRIGGER_RE`` finds in ``text``'s words of 20+ characters; ``view``: the
     text's bytes, one per character."""
-    if not text.isascii() and _WIDE_SPACE.search(text):
-        words = [w.encode("ascii", "replace") for w in _long_words(text)]
-    else:
-        find = view.translate(_SPACE_CLASS).find
-        start = find(_RUN)
-        if start < 0:
-            return set()
-        words = []
-        while start >= 0:
-            end = find(b" ", start + _MIN_TOKEN)
-            if end < 0:
-                words.append(view[start:])
-                break
-            words.append(view[start:end])
-            start = find(_RUN, end)
+    find = view.translate(_SPACE_CLASS).find
+    start = find(_RUN)
+    words = []
+    while start >= 0:
+        end = find(b" ", start + _MIN_TOKEN)
+        if end < 0:
+            end = len(view)
+        word = view[start:end]
+        if b"?" in word and _WIDE_SPACE.search(text, start, end):  # split where str.split splits
+            words += [w.encode("ascii", "replace") for w in text[start:end].split() if len(w) >= _MIN_TOKEN]
+        else:
+            words.append(word)
+        start = find(_RUN, end)
     if not words:
         return set()
     return set(_TRIGGER_BYTES.findall(b" ".join(set(b" ".join(words).translate(_SEGMENT).split()))))
