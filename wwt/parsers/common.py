@@ -778,11 +778,10 @@ _NAME_RE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 _NAME_SHAPE_RE = re.compile(r"_|[a-z][A-Z]|[A-Za-z](?:\.|::)[A-Za-z]")
 NAMES_CHARS = 1500  # ≈ 80 names: the whole middle of a 6 kB file read (measured on a real one: 1,124 chars)
 # Where a name-shaped word has its mark (what _NAME_SHAPE_RE finds in it), written to start with one character
-# class so the regex engine skips quickly to the candidates; and the characters a _NAME_RE word is made of.
+# class so the regex engine skips quickly to the candidates; and the run of characters a _NAME_RE word is made of.
 _NAME_MARK_RE = re.compile(
     r"[_A-Z.:](?:(?<=_)|(?<=[a-z][A-Z])|(?<=[A-Za-z]\.)(?=[A-Za-z])|(?<=[A-Za-z]:)(?=:[A-Za-z]))")
 _RUN_RE = re.compile(r"[\w$.:]*")
-_RUN_ASCII = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$.:")
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$")
 
 
@@ -813,14 +812,14 @@ def code_names(text: str, start: int = 0, end: int | None = None, limit_chars: i
     # letters) are split into words: the regex engine skips to such a mark, the run around it is read, and the
     # rest of a cut middle — often megabytes of plain words — never reaches Python.
     pos = start
+    backward = text[start:end][::-1]  # text[i] is backward[end - 1 - i]
     while True:
         mark = _NAME_MARK_RE.search(text, pos, end)
         if mark is None:
             break
         at = mark.start()
-        run_start = at
-        while run_start > pos and (text[run_start - 1] in _RUN_ASCII or text[run_start - 1].isalnum()):
-            run_start -= 1
+        # The run's start, walked back to from the mark: matched forward in the reversed range.
+        run_start = end - _RUN_RE.match(backward, end - at, end - pos).end()  # type: ignore[union-attr]
         run_end = _RUN_RE.match(text, at, end).end()  # type: ignore[union-attr]  # `*`: always matches
         pos = run_end if run_end > at else at + 1
         run = text[run_start:run_end]
