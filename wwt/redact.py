@@ -26,6 +26,7 @@ import binascii
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -449,9 +450,13 @@ _COMPOUND_ENDS = ("password", "passwd", "passphrase", "secret", "token", "apikey
                   "accesskey", "authkey", "accountkey")
 
 
+_NAME_PARTS = re.compile(r"[_.\-]+")
+
+
+@lru_cache(maxsize=4096)  # a log repeats its names (`api_key`, `max_tokens`) in every tool output
 def _name_kind(name: str) -> str | None:
     """``password`` / ``secret`` when the name ends in a secret word (after allowed suffixes), else None."""
-    words = [w.lower() for part in re.split(r"[_.\-]+", name) for w in _CAMEL.findall(part)]
+    words = [w.lower() for part in _NAME_PARTS.split(name) for w in _CAMEL.findall(part)]
     end = len(words)
     while end and (words[end - 1] in _ALLOWED_SUFFIXES or words[end - 1].isdigit()):
         end -= 1
