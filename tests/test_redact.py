@@ -445,9 +445,11 @@ def test_words_of_20_characters_are_those_str_split_gives_whatever_the_whitespac
 
 def _triggers_by_words(text: str) -> set[str]:
     """The rule as ``redact_unscreened`` reads it: the trie over the words ``str.split`` gives, 20+ chars."""
-    from wwt.redact import _TRIGGER_RE
+    import re
 
-    return set(_TRIGGER_RE.findall(" ".join(w for w in text.split() if len(w) >= 20)))
+    from wwt.redact import _TRIGGER_PATTERN
+
+    return set(re.findall(_TRIGGER_PATTERN, " ".join(w for w in text.split() if len(w) >= 20)))
 
 
 def test_triggers_found_in_the_bytes_are_those_the_trie_finds_in_the_words() -> None:

@@ -310,7 +310,7 @@ def _trie(words: list[str]) -> str:
 
 
 _ALL_TRIGGERS = sorted({t for r in RULES if not r.anywhere for t in r.triggers})
-_TRIGGER_RE = re.compile(_trie(_ALL_TRIGGERS))
+_TRIGGER_PATTERN = _trie(_ALL_TRIGGERS)  # compiled for bytes below (``_TRIGGER_BYTES``); as text only by redact_unscreened
 # The scan reports the shortest trigger at a position (`sk-` for `sk-ant-`): a rule also runs on a found
 # trigger that is a prefix of one of its own.
 _RULE_TRIGGERS = tuple(
@@ -362,12 +362,12 @@ _TRIGGER_CHARS = frozenset("".join(_ALL_TRIGGERS))
 _SPACE_CLASS = bytes(32 if chr(i).isspace() else 120 for i in range(128)) + b"x" * 128
 _RUN = b"x" * _MIN_TOKEN
 _SEGMENT = bytes(32 if i < 128 and chr(i) not in _TRIGGER_CHARS and not chr(i).isalnum() else i for i in range(256))
-_TRIGGER_BYTES = re.compile(_TRIGGER_RE.pattern.encode())
-_WIDE_SPACE = re.compile("[" + "".join(c for c in map(chr, range(128, 0x3001)) if c.isspace()) + "]")
+_TRIGGER_BYTES = re.compile(_TRIGGER_PATTERN.encode())
+_WIDE_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")  # what str.isspace() says beyond ASCII
 
 
 def _long_triggers(text: str, view: bytes) -> set[bytes]:
-    """The triggers (as bytes) that ``_TRIGGER_RE`` finds in ``text``'s words of 20+ characters; ``view``: the
+    """The triggers (as bytes) that ``_TRIGGER_PATTERN`` finds in ``text``'s words of 20+ characters; ``view``: the
     text's bytes, one per character."""
     find = view.translate(_SPACE_CLASS).find
     start = find(_RUN)
@@ -693,7 +693,7 @@ def redact_unscreened(text: str) -> tuple[str, int]:
     if not text:
         return text, 0
     long_words = [w for w in text.split() if len(w) >= _MIN_TOKEN]
-    present = set(_TRIGGER_RE.findall(" ".join(long_words)))
+    present = set(re.findall(_TRIGGER_PATTERN, " ".join(long_words)))
     lower = _lower(text)
     return _redact_cued(text, frozenset(t for t in _CUE_TRIGGERS if t in text),
                         tuple({i for t in present for i in _RULES_BY_TRIGGER[t]}), lower,
