@@ -14,9 +14,9 @@ LangSmith ``lsv2_``, Supabase ``sbp_``, Google ``GOCSPX-``/``ya29.``, Stripe ``w
 
 Speed: every message of every log passes through ``redact``. One scan of a trie of literal prefixes over the
 distinct separator-free pieces of the words of 20+ characters picks the token rules that can match at all,
-each pattern starting with its literal prefix; context rules run only when their cue (``://``, ``Basic``, ``curl``…) is in the text; the keyword
-scanner runs only where a secret-sounding word occurs and decides in Python, per hit, whether the name and the
-value around it are a secret. Values and command spans are bounded, so hostile input stays near-linear.
+each pattern starting with its literal prefix; context rules run only when their cue (``://``, ``Basic``,
+``curl``…) is in the text; the keyword scanner runs only where a secret-sounding word occurs and decides in
+Python, per hit, whether the name and the value around it are a secret. Values and command spans are bounded, so hostile input stays near-linear.
 """
 
 from __future__ import annotations
