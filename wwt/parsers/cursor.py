@@ -37,7 +37,7 @@ from wwt.models import FLAG_ERROR, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import bound_text, flatten_text, iso_timestamp, iter_jsonl, nfc, render_tool_call
 from wwt.parsers.noise import clean_user_text
-from wwt.parsers.opencode import SQLITE_MAGIC, open_readonly
+from wwt.parsers.opencode import SQLITE_MAGIC, open_readonly, open_readonly_or_note
 
 PLATFORM = "cursor"
 DB_NAME = "state.vscdb"
@@ -258,10 +258,8 @@ def _assistant_blocks(mid: str, blocks: list[Any]) -> list[Message]:
 
 
 def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
-    try:
-        conn = open_readonly(path)
-    except sqlite3.Error as exc:
-        report.note(f"cannot open database: {exc}"[:200])
+    conn = open_readonly_or_note(path, report)
+    if conn is None:
         return
     try:
         with conn:
@@ -404,10 +402,8 @@ def _bubble(cid: str, index: int, bubble: dict[str, Any], default_ts: str | None
 
 
 def _parse_store(path: Path, report: ParseReport) -> Iterator[Session]:
-    try:
-        conn = open_readonly(path)
-    except sqlite3.Error as exc:
-        report.note(f"cannot open database: {exc}"[:200])
+    conn = open_readonly_or_note(path, report)
+    if conn is None:
         return
     try:
         with conn:

@@ -144,6 +144,15 @@ def open_readonly(path: Path) -> sqlite3.Connection:
         return conn
 
 
+def open_readonly_or_note(path: Path, report: ParseReport) -> sqlite3.Connection | None:
+    """``open_readonly``, or None with the reason noted in ``report`` (one line) when it cannot be opened."""
+    try:
+        return open_readonly(path)
+    except sqlite3.Error as exc:
+        report.note(f"cannot open database: {exc}"[:200])
+        return None
+
+
 SESSIONS_SQL = ("SELECT id, parent_id, directory, title, time_created, time_updated FROM session"
                 " ORDER BY time_created, id")
 MESSAGES_SQL = "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id"
@@ -154,10 +163,8 @@ PARTS_SQL = ("SELECT p.id, p.message_id, p.data FROM message AS m JOIN part AS p
 def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
     """One session at a time: its messages and parts are fetched by session id (OpenCode's own indexes), so
     memory follows the largest session, not the store."""
-    try:
-        conn = open_readonly(path)
-    except sqlite3.Error as exc:
-        report.note(f"cannot open database: {exc}"[:200])
+    conn = open_readonly_or_note(path, report)
+    if conn is None:
         return
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
