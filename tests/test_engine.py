@@ -615,6 +615,34 @@ def test_an_mcp_session_survives_its_engine_being_killed(archive, runtime, model
     assert "reconnecting this MCP session" in (tmp_path / "mcp-stderr.log").read_text()
 
 
+def test_an_mcp_session_whose_engine_is_stopped_is_answered_in_process(archive, runtime, model_dir, tmp_path):
+    # SIGSTOP in the middle of an agent's session (a debugger, `kill -STOP`, a laptop's frozen cgroup): the
+    # connection stays open and nothing answers. The session's next request must still be answered — by
+    # `wwt mcp` itself — instead of hanging the agent's tool call for as long as the engine stays stopped.
+    env = engine_env(archive, runtime, model_dir, WWT_ENGINE_TIMEOUT_S="3600", WWT_ENGINE_START_S="3600")
+    stopped: list[int] = []
+
+    async def body(session) -> None:
+        first = await session.call_tool("search_all", {"query": "JOKE.md"})
+        assert "8122657c" in text_of(first)
+        [pid] = engine_pids(runtime)
+        os.kill(pid, signal.SIGSTOP)
+        stopped.append(pid)
+        again = await asyncio.wait_for(session.call_tool("search_all", {"query": "mix phx.server"}), 120)
+        assert not again.is_error and SPOTTER in text_of(again)
+        page = await asyncio.wait_for(session.call_tool("get_session", {"session_id": GO_SESSION[:8], "end": 2}), 60)
+        assert text_of(page).startswith(f"session {GO_SESSION}")
+
+    try:
+        asyncio.run(asyncio.wait_for(_mcp_session(env, tmp_path, body), timeout=300))
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+    [pid] = stopped
+    assert f"the engine (pid {pid}) is stopped; serving this MCP session in-process" in (
+        tmp_path / "mcp-stderr.log").read_text()
+
+
 def test_the_mcp_pipe_process_is_small(archive, runtime, model_dir, tmp_path):
     env = engine_env(archive, runtime, model_dir)
     start_engine(env)

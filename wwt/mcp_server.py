@@ -118,6 +118,13 @@ def warm_up() -> None:
         pass
 
 
+def start_warm_up() -> threading.Thread:
+    """``warm_up`` on its own thread: every tool call waits for it (``_as_tool``), so a server must start it."""
+    warming = threading.Thread(target=warm_up, name="wwt-warm-up", daemon=True)
+    warming.start()
+    return warming
+
+
 # ------------------------------------------------------------------------------------------------- helpers
 
 
@@ -486,6 +493,18 @@ async def serve_stdio(server: Any, stdin: Any = None, stdout: Any = None) -> Non
             wrapper.detach()  # sys.stdin keeps its buffer
 
 
+async def serve_socket(server: Any, conn: Any) -> None:
+    """One MCP session over a connected socket's byte streams (what ``stdio_server`` does for fds 0/1): the
+    engine's sessions, and a ``wwt mcp`` whose engine was stopped mid-session."""
+    import io
+
+    import anyio
+
+    reader = io.TextIOWrapper(conn.makefile("rb"), encoding="utf-8", errors="replace")
+    writer = io.TextIOWrapper(conn.makefile("wb"), encoding="utf-8", write_through=True)
+    await serve_stdio(server, anyio.wrap_file(reader), anyio.wrap_file(writer))
+
+
 def build_server() -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -521,8 +540,7 @@ def build_server() -> Any:
 def main() -> None:
     """Console script ``wwt-mcp`` and ``wwt mcp``."""
     server = build_server()
-    warming = threading.Thread(target=warm_up, name="wwt-warm-up", daemon=True)
-    warming.start()
+    warming = start_warm_up()
     try:
         server.run("stdio")
     except KeyboardInterrupt:

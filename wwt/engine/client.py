@@ -353,6 +353,7 @@ class _Pipe:
         self.swallow: Any = None
         self.stdin_closed = False
         self.why = ""
+        self.in_process = False
         self.out = sys.stdout.buffer
 
     def open(self) -> socket.socket | None:
@@ -452,8 +453,11 @@ class _Pipe:
     def reconnect(self) -> bool:
         _note("the engine stopped; reconnecting this MCP session to a fresh one")
         sock = self.open()
-        if sock is None:
-            return False
+        return sock is not None and self._switch_to(sock)
+
+    def _switch_to(self, sock: socket.socket) -> bool:
+        """Carry the session over to ``sock``: the handshake again (its answer swallowed) and every request
+        still unanswered."""
         with self.lock:
             replay = [line for line in (self.init_line, self.initialized_line) if line is not None]
             replay += list(self.pending.values())
@@ -470,13 +474,54 @@ class _Pipe:
                 sock.shutdown(ipc.SHUT_WR)
         return True
 
+    def serve_in_process(self) -> socket.socket:
+        """A socket to an MCP server on a thread of this process: where the session goes when its engine is
+        stopped (SIGSTOP keeps the connection open and answers nothing; it may stay so for hours)."""
+        import socket as socket_module
+        import threading
+
+        ours, theirs = socket_module.socketpair()
+
+        def serve() -> None:
+            import anyio
+
+            from wwt import mcp_server
+
+            try:
+                server = mcp_server.build_server()
+                mcp_server.start_warm_up()
+                anyio.run(mcp_server.serve_socket, server, theirs)
+            except Exception as exc:  # noqa: BLE001 - one line for the agent's log, never a traceback
+                _note(f"in-process MCP server failed: {type(exc).__name__}: {exc}")
+            finally:
+                theirs.close()
+
+        threading.Thread(target=serve, name="wwt-mcp-in-process", daemon=True).start()
+        self.in_process = True
+        return ours
+
+    def _engine_stopped(self) -> str | None:
+        """Why the engine cannot answer the requests waiting on it, or None (nothing waits, or it may answer)."""
+        with self.lock:
+            waiting = bool(self.pending) and not self.in_process
+        return ipc.engine_stuck(self.loc.lock_path) if waiting else None
+
     def run(self) -> int:
+        import select
         import threading
 
         threading.Thread(target=self.pump_stdin, name="wwt-mcp-stdin", daemon=True).start()
         buffer = b""
         while True:
             sock = self.sock
+            if sock is not None and not select.select([sock], [], [], STUCK_CHECK_S)[0]:
+                why = self._engine_stopped()  # nothing came for a while: is anyone there to answer?
+                if why is not None:
+                    _note(f"{why}; serving this MCP session in-process")
+                    sock.close()
+                    if not self._switch_to(self.serve_in_process()):
+                        return 1
+                continue
             try:
                 chunk = sock.recv(1 << 16) if sock is not None else b""
             except OSError:

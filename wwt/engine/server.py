@@ -362,6 +362,8 @@ class Engine:
         """One MCP session over this connection, with the agent's folder and session env."""
         import anyio
 
+        from wwt.mcp_server import serve_socket
+
         server = self.mcp_server()
         env = {str(k): str(v) for k, v in dict(hello.get("env") or {}).items() if k in ipc.MCP_ENV}
         client = context.Client(cwd=str(hello.get("cwd") or "/"), env=env)
@@ -371,7 +373,7 @@ class Engine:
             self.mcp_conns.add(conn)
         token = context.CURRENT.set(client)
         try:
-            anyio.run(_run_mcp_session, server, conn)
+            anyio.run(serve_socket, server, conn)
         except Exception:  # noqa: BLE001 - a broken session ends, the engine stays
             self.log.exception("MCP session failed")
         finally:
@@ -503,17 +505,6 @@ def _try_worker_lock(home: Path) -> int | None:
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd
-
-
-async def _run_mcp_session(server: Any, conn: socket.socket) -> None:
-    """The SDK's stdio transport over the socket's byte streams (what ``stdio_server`` does for fds 0/1)."""
-    import anyio
-
-    from wwt.mcp_server import serve_stdio
-
-    reader = io.TextIOWrapper(conn.makefile("rb"), encoding="utf-8", errors="replace")
-    writer = io.TextIOWrapper(conn.makefile("wb"), encoding="utf-8", write_through=True)
-    await serve_stdio(server, anyio.wrap_file(reader), anyio.wrap_file(writer))
 
 
 def write_info(loc: ipc.Location, purpose: str) -> None:
