@@ -20,7 +20,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_hook import HOOK_LIMIT_S, _stop_worker, queued_paths, run_hook, session_archived, wait_for
+from test_hook import (
+    HOOK_LIMIT_S,
+    _stop_worker,
+    queued_paths,
+    run_hook,
+    session_archived,
+    wait_for,
+    wait_worker_gone,
+)
 from test_setup import _clean_path
 
 from wwt.errors import WwtError
@@ -151,6 +159,7 @@ def test_the_registered_cursor_hook_makes_the_session_searchable(
     assert found.returncode == 0, found.stderr[-1000:]
     hits = json.loads(found.stdout)["results"]
     assert hits and hits[0]["session_id"] == CURSOR_ID and hits[0]["platform"] == "cursor"
+    wait_worker_gone(data)
 
 
 def test_a_cursor_payload_without_transcript_is_found_by_its_conversation_id(

@@ -104,9 +104,15 @@ def test_an_opencode_file_with_comments_is_skipped_with_one_line_and_the_others_
     assert str(path) in line and "comments" in line and "\n" not in line and '"type": "local"' in line
     assert path.read_text() == OPENCODE_JSONC
     assert "wwt" in json.loads((home / CLINE_STORE).read_text())["mcpServers"]  # the rest went on
+    entry = line.split('yourself: "wwt": ', 1)[1]
+    by_hand = OPENCODE_JSONC.replace('  "mcp": {\n', '  "mcp": {\n    "wwt": ' + entry + ', // added by hand\n')
+    path.write_text(by_hand)
+    again, _ = run(use_agent_cli=False)
+    assert not any(s.startswith("OpenCode:") for s in again.skipped)  # as it should be: nothing to say
+    assert opencode.registered_mcp()["command"] == _claude_server(home)["command"]
     undo, _ = run(uninstall=True, use_agent_cli=False)
-    assert any(s.startswith("OpenCode:") and "yourself" in s for s in undo.skipped)
-    assert path.read_text() == OPENCODE_JSONC
+    [line] = [s for s in undo.skipped if s.startswith("OpenCode:")]
+    assert "remove the 'wwt' server" in line and path.read_text() == by_hand
 
 
 def test_an_opencode_file_with_the_servers_envelope_gets_the_entry_inside_it(home: Path) -> None:

@@ -95,14 +95,19 @@ def mcp_entry(argv: list[str], env: dict[str, str], envelope: bool) -> dict[str,
     return entry
 
 
-def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool, state: SetupState) -> FileEdit:
+def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool, state: SetupState) -> FileEdit | list[FileEdit]:
+    """The edit of the config file; nothing for a JSONC file that already is as it should be, and
+    ``EditSkipped`` (one line: what to add or remove by hand) for one that is not."""
     path = mcp_config_path()
     text = read_text(write_target(path))
     if text is not None and is_jsonc_only(text):
-        raise EditSkipped(f"{path} has comments or trailing commas, which an edit would lose; "
-                          + ("remove the 'wwt' server from its \"mcp\" yourself" if uninstall else
-                             f"add this under its \"mcp\" yourself: \"{SERVER_NAME}\": "
-                             + json.dumps(mcp_entry(argv, env, False))))
+        found = registered_mcp()
+        if (found is None) if uninstall else (found == {"command": argv[0], "args": argv[1:], "env": env}):
+            return []
+        why = f"{path} has comments or trailing commas, which an edit would lose; "
+        raise EditSkipped(why + ("remove the 'wwt' server from its \"mcp\" yourself" if uninstall else
+                                 f"add this under its \"mcp\" yourself: \"{SERVER_NAME}\": "
+                                 + json.dumps(mcp_entry(argv, env, False))))
 
     def change(data: dict[str, Any]) -> None:
         if uninstall:
