@@ -180,6 +180,12 @@ def test_a_cursor_payload_without_transcript_is_found_by_its_conversation_id(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     path, _ = transcript_of("cursor", dict(cursor_stop_payload(None), conversation_id="not-on-disk-1"))
     assert path == str(user / "state.vscdb")
+    # an id is a name, never a path or a pattern: nothing outside Cursor's folders is looked for
+    (home / ".cursor" / "chats" / "x").mkdir()
+    (home / ".cursor" / "chats" / "x" / "store.db").write_bytes(b"")
+    for hostile in ("../chats/x", "*", "x/../../x"):
+        path, _ = transcript_of("cursor", dict(cursor_stop_payload(None), conversation_id=hostile))
+        assert path == str(user / "state.vscdb"), hostile
 
 
 @pytest.mark.parametrize("event", ["Stop", "SessionEnd"])
