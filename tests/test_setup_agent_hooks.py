@@ -181,8 +181,8 @@ def test_a_cursor_payload_without_transcript_is_found_by_its_conversation_id(
     path, _ = transcript_of("cursor", dict(cursor_stop_payload(None), conversation_id="not-on-disk-1"))
     assert path == str(user / "state.vscdb")
     # an id is a name, never a path or a pattern: nothing outside Cursor's folders is looked for
-    (home / ".cursor" / "chats" / "x").mkdir()
-    (home / ".cursor" / "chats" / "x" / "store.db").write_bytes(b"")
+    (home / ".cursor" / "chats" / "h" / "x").mkdir(parents=True)
+    (home / ".cursor" / "chats" / "h" / "x" / "store.db").write_bytes(b"")  # what "*" would match
     for hostile in ("../chats/x", "*", "x/../../x"):
         path, _ = transcript_of("cursor", dict(cursor_stop_payload(None), conversation_id=hostile))
         assert path == str(user / "state.vscdb"), hostile
