@@ -2,9 +2,9 @@
 folders (Claude Code, Gemini CLI, Codex CLI, Qwen Code, Copilot CLI, Cursor's CLI chat store, OpenCode's older
 per-project tree, Cline, Roo Code) and a repository with an Aider history, plus every agent's own config files.
 
-* `wwt setup` (real CLI, no agent binary on PATH) wires hooks + MCP for Claude Code, Gemini CLI, Codex CLI and
-  Qwen Code and the MCP server for Cursor and Copilot CLI, a second run changes nothing, and `--uninstall` gives
-  every file of the HOME back byte for byte; OpenCode's and Cline's configs and every log are never touched.
+* `wwt setup` (real CLI, no agent binary on PATH) wires hooks + MCP for Claude Code, Gemini CLI, Codex CLI, Qwen
+  Code, Cursor and Copilot CLI and the MCP server for OpenCode, Cline and Roo Code, a second run changes nothing,
+  and `--uninstall` gives every file of the HOME back byte for byte; no log is ever touched.
 * After a real `wwt ingest` (real ONNX model, tantivy, hnswlib, SQLite), a phrase from each agent's session
   finds it through the real CLI (`wwt search --source <platform> --json`) and through a real MCP client session
   over stdio (`search_memory` with `source`), with the right agent and resume line.
@@ -53,19 +53,22 @@ LOGS = {
     str(REPO / ".aider.chat.history.md"): "aider/quillpad/.aider.chat.history.md",
 }
 
-# MCP configs of the agents setup gives the MCP server only (no wwt hook): their own servers stay.
-MCP_ONLY_CONFIGS = {
+# MCP configs that hold the user's own servers (Cursor's, Copilot CLI's, OpenCode's, Cline's): theirs stay.
+MCP_CONFIGS = {
     ".copilot/mcp-config.json": '{\n  "mcpServers": {\n    "github": {\n      "type": "local",\n'
                                 '      "command": "npx",\n      "args": ["-y", "@github/mcp"],\n      "tools": ["*"]\n'
                                 '    }\n  }\n}\n',
     ".cursor/mcp.json": '{"mcpServers":{"linear":{"url":"https://mcp.linear.example/sse"}}}',
 }
-# Config files of the agents wwt setup does not configure (no hook, no MCP wiring): never touched.
+CLINE_SETTINGS = ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"
+# OpenCode's and Cline's configs as a user has them: no server yet (Cline writes this file on its first start).
 OTHER_CONFIGS = {
     ".config/opencode/opencode.json": '{\n  "$schema": "https://opencode.ai/config.json",\n  "theme": "tokyonight"\n}\n',
-    ".config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json":
-        '{\n  "mcpServers": {}\n}',
+    CLINE_SETTINGS: '{\n  "mcpServers": {}\n}',
 }
+# Files setup creates (and uninstall removes): Cursor's user hooks, Copilot CLI's hooks file, Roo Code's settings.
+CREATED = (".cursor/hooks.json", ".copilot/hooks/wwt.json",
+           ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json")
 
 # platform: (phrase from the session, session id, project, resume line with {home} for HOME, or None)
 SESSIONS = {
@@ -111,7 +114,7 @@ def make_home(home: Path) -> None:
         else:
             shutil.copy(source, target)
     shutil.copytree(FIX / "homes" / "full", home, dirs_exist_ok=True)  # Claude, Gemini, Codex, Qwen configs
-    for rel, text in {**MCP_ONLY_CONFIGS, **OTHER_CONFIGS}.items():
+    for rel, text in {**MCP_CONFIGS, **OTHER_CONFIGS}.items():
         (home / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / rel).write_bytes(text.encode("utf-8"))
 
@@ -163,14 +166,22 @@ def test_setup_wires_the_agents_again_changes_nothing_and_uninstall_gives_every_
     assert "[mcp_servers.wwt]" in (home / ".codex/config.toml").read_text()
     qwen = json.loads((home / ".qwen/settings.json").read_text())
     assert "wwt" in qwen["mcpServers"] and any("wwt" in json.dumps(qwen["hooks"][e]) for e in ("Stop", "SessionEnd"))
-    for rel in MCP_ONLY_CONFIGS:  # Cursor, Copilot CLI: their servers and ours
+    for rel in MCP_CONFIGS:  # Cursor, Copilot CLI: their servers and ours
         servers = json.loads((home / rel).read_text())["mcpServers"]
         assert "wwt" in servers and len(servers) == 2, rel
+    opencode = json.loads((home / ".config/opencode/opencode.json").read_text())
+    assert opencode["theme"] == "tokyonight" and opencode["mcp"]["wwt"]["type"] == "local"
+    assert set(json.loads((home / CLINE_SETTINGS).read_text())["mcpServers"]) == {"wwt"}
+    assert set(json.loads((home / CREATED[2]).read_text())["mcpServers"]) == {"wwt"}  # Roo Code
+    assert "wwt hook cursor" in json.dumps(json.loads((home / CREATED[0]).read_text())["hooks"]["stop"])
+    assert "wwt hook copilot-cli" in json.dumps(json.loads((home / CREATED[1]).read_text())["hooks"]["Stop"])
     changed = {rel for rel in wired if wired[rel] != before.get(rel)}
-    assert changed and all(rel.startswith((".claude", ".gemini", ".codex", ".qwen", *MCP_ONLY_CONFIGS))
-                           for rel in changed), changed
-    for rel in [*OTHER_CONFIGS, *LOGS]:
-        assert all(wired[k] == before[k] for k in before if k == rel or k.startswith(rel + "/")), rel
+    assert changed and all(rel.startswith((".claude", ".gemini", ".codex", ".qwen", *MCP_CONFIGS, *OTHER_CONFIGS,
+                                           *CREATED)) for rel in changed), changed
+    assert set(CREATED) | set(OTHER_CONFIGS) <= changed
+    for rel in LOGS:  # every log as it was (Cline's and Roo's settings files lie beside their task logs)
+        assert all(wired[k] == before[k] for k in before if (k == rel or k.startswith(rel + "/"))
+                   and "/settings/" not in k), rel
 
     again = wwt("setup", "--no-ingest", "--no-agent-cli", env=env, cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-1500:]

@@ -169,9 +169,10 @@ def test_bad_input_exits_zero_silently_logs_and_keeps_the_queue(env: dict[str, s
 
 
 def test_unknown_platform_is_logged_not_raised(env: dict[str, str]) -> None:
-    proc, _ = run_hook([sys.executable, "-m", "wwt", "hook", "cursor"], '{"transcript_path": "/x"}', env)
+    # OpenCode is an agent wwt reads but registers no hook with (it runs JS plugins, not commands)
+    proc, _ = run_hook([sys.executable, "-m", "wwt", "hook", "opencode"], '{"transcript_path": "/x"}', env)
     assert proc.returncode == 0
-    assert "unknown platform 'cursor'" in (Path(env["WWT_HOME"]) / "ingest.log").read_text()
+    assert "unknown platform 'opencode'" in (Path(env["WWT_HOME"]) / "ingest.log").read_text()
 
 
 def test_many_turn_end_hooks_start_one_worker(env: dict[str, str], tmp_path: Path) -> None:

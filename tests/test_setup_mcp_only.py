@@ -1,4 +1,4 @@
-"""`wwt setup` registers the MCP server with the agents that take one but have no wwt hook: Cursor (the editor
+"""`wwt setup` registers the MCP server with Cursor (the editor
 and its CLI read ``~/.cursor/mcp.json``, ``mcpServers`` → ``{command, args, env}``: cursor.com/docs/mcp) and
 GitHub Copilot CLI (``~/.copilot/mcp-config.json``, or under ``$COPILOT_HOME``; ``mcpServers`` →
 ``{type: "local", command, args, env, tools}``: docs.github.com …/copilot-cli/customize-copilot/add-mcp-servers).

@@ -62,7 +62,8 @@ def register(app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Show the planned changes as a diff; change nothing."),
         uninstall: bool = typer.Option(False, "--uninstall", help="Remove exactly what setup added."),
         no_ingest: bool = typer.Option(False, "--no-ingest", help="Skip the first ingest of existing logs."),
-        agent: list[str] = typer.Option(None, "--agent", help="Only this agent (claude, gemini, codex, qwen); repeatable."),
+        agent: list[str] = typer.Option(None, "--agent", help="Only this agent (claude, gemini, codex, qwen, cursor, copilot, opencode, cline, roo); "
+                                         "repeatable."),
         no_agent_cli: bool = typer.Option(
             False, "--no-agent-cli", help="Edit config files directly even when the agent's `mcp add` is on PATH."
         ),
@@ -94,13 +95,14 @@ def register(app: typer.Typer) -> None:
         for note in plan.notes:
             typer.echo(f"todo       {note}")
         if not plan.agents:
-            out.print("no agent found: install Claude Code, Gemini CLI, Codex CLI or Qwen Code, then re-run `wwt setup`.")
+            out.print("no agent found: install Claude Code, Gemini CLI, Codex CLI, Qwen Code, Cursor, Copilot CLI, "
+                      "OpenCode, Cline or Roo Code, then re-run `wwt setup`.")
         if not no_ingest:
             _first_ingest(out)
 
     @app.command()
     def hook(
-        platform: str = typer.Argument(..., help="claude-code | gemini-cli | codex-cli | qwen-code"),
+        platform: str = typer.Argument(..., help="claude-code | gemini-cli | codex-cli | qwen-code | cursor | copilot-cli"),
         payload: list[str] = typer.Argument(None, hidden=True),
     ) -> None:
         """Entry point for agent hooks: queue the transcript, start the worker, exit 0 (reads JSON on stdin)."""

@@ -211,8 +211,8 @@ def check_log(tail_bytes: int = 20000) -> list[Finding]:
     return [Finding(OK, "log", f"{log} ({log.stat().st_size} bytes, no recent errors)")]
 
 
-# Agents whose log folders doctor names (Qwen Code also gets its hook/MCP checks above; the rest are read from
-# their logs only: no hooks or MCP registration by `wwt setup` yet).
+# Agents whose log folders doctor names (those `wwt setup` wires also get their hook/MCP checks above; Aider is
+# read from its logs only).
 LOG_FOLDER_PLATFORMS = ("qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code")
 
 

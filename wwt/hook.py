@@ -26,7 +26,7 @@ from typing import Any
 from wwt.limits import HOOK_MAX_STDIN_BYTES, HOOK_STDIN_IDLE_S, HOOK_STDIN_MAX_S, MAX_PATH_CHARS
 
 MAX_STDIN_BYTES = HOOK_MAX_STDIN_BYTES  # a Stop payload may carry the last assistant message; cap it anyway
-SCANNED_KEYS = ("transcript_path", "session_id", "thread-id", "cwd", "hook_event_name")
+SCANNED_KEYS = ("transcript_path", "session_id", "thread-id", "conversation_id", "cwd", "hook_event_name")
 TOUCH_FILE = "queue.touch"  # mtime = the last hook call; the worker debounces on it
 WORKER_LOCK = "worker.lock"
 SPAWN_FILE = "worker.spawn"  # "<pid> <time>" of the last worker a hook started (it takes its lock a bit later)
@@ -38,7 +38,7 @@ class HookInputError(ValueError):
 
 
 # Agents whose hooks call ``wwt hook <platform>`` (the others are read from their log folders on ingest).
-HOOK_PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code")
+HOOK_PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "cursor", "copilot-cli")
 
 
 def normalise_platform(name: str) -> str:
@@ -245,9 +245,53 @@ def find_qwen_chat(session_id: str) -> str | None:
     return str(found[0]) if found else None
 
 
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def find_cursor_files(conversation_id: str) -> str | None:
+    """Cursor may send no ``transcript_path`` (older versions, transcripts off): the conversation's CLI
+    transcript (``~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl`` or ``<id>/<id>.jsonl``) or CLI
+    chat store (``~/.cursor/chats/<workspace hash>/<id>/store.db``), as wwt.parsers.cursor reads them; else the
+    editor's chat database (global ``state.vscdb``), which holds every editor chat."""
+    root = _home() / ".cursor"
+    if conversation_id and _SAFE_ID.fullmatch(conversation_id):
+        for pattern in (f"projects/*/agent-transcripts/{conversation_id}.jsonl",
+                        f"projects/*/agent-transcripts/{conversation_id}/{conversation_id}.jsonl",
+                        f"chats/*/{conversation_id}/store.db"):
+            found = sorted(root.glob(pattern))
+            if found:
+                return str(found[0])
+    if sys.platform == "darwin":
+        user = _home() / "Library" / "Application Support" / "Cursor" / "User"
+    else:
+        raw = os.environ.get("XDG_CONFIG_HOME")
+        user = (Path(raw).expanduser() if raw else _home() / ".config") / "Cursor" / "User"
+    db = user / "globalStorage" / "state.vscdb"
+    return str(db) if db.is_file() else None
+
+
+def find_copilot_events(session_id: str) -> str | None:
+    """Copilot CLI's ``SessionEnd`` names no transcript: its events are
+    ``$COPILOT_HOME/session-state/<id>/events.jsonl`` (older versions: ``session-state/<id>.jsonl``)."""
+    if not session_id or not _SAFE_ID.fullmatch(session_id):
+        return None
+    raw = os.environ.get("COPILOT_HOME")
+    state = (Path(raw).expanduser() if raw else _home() / ".copilot") / "session-state"
+    for candidate in (state / session_id / "events.jsonl", state / f"{session_id}.jsonl"):
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
+
 def transcript_of(platform: str, payload: dict[str, Any]) -> tuple[str, str | None]:
-    """(absolute transcript path, session id) from an agent's payload (agent-log-formats §1.5, §2.4, §3.5)."""
-    session_id = payload.get("session_id") or payload.get("thread-id") or os.environ.get("GEMINI_SESSION_ID")
+    """(absolute transcript path, session id) from an agent's payload (agent-log-formats §1.5, §2.4, §3.5;
+    Cursor's ``conversation_id``, Copilot CLI's snake_case payloads of its PascalCase events)."""
+    session_id = (payload.get("session_id") or payload.get("thread-id") or payload.get("conversation_id")
+                  or os.environ.get("GEMINI_SESSION_ID"))
     session_id = str(session_id) if session_id else None
     path = payload.get("transcript_path")
     if isinstance(path, str) and path.strip():
@@ -261,6 +305,14 @@ def transcript_of(platform: str, payload: dict[str, Any]) -> tuple[str, str | No
             return found, session_id
     if platform == "qwen-code" and session_id:
         found = find_qwen_chat(session_id)
+        if found:
+            return found, session_id
+    if platform == "cursor":
+        found = find_cursor_files(session_id or "")
+        if found:
+            return found, session_id
+    if platform == "copilot-cli" and session_id:
+        found = find_copilot_events(session_id)
         if found:
             return found, session_id
     if platform == "gemini-cli" and path == "":

@@ -265,3 +265,81 @@ def mcp_cli_add(binary: str, server: str, argv: list[str], env: dict[str, str], 
 def mcp_cli_remove(binary: str, server: str, scope: tuple[str, ...]) -> list[str]:
     return [binary, "mcp", "remove", *scope, server]
 
+
+
+def _flat_list(hooks: dict[str, Any], event: str, where: str) -> list[Any]:
+    entries = hooks.get(event)
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise ConfigFormatError(f"{where}: hooks.{event} is not a list; not touching it")
+    return entries
+
+
+def is_our_flat_handler(handler: Any) -> bool:
+    """Cursor's and Copilot CLI's entries name the command directly (``command``, or Copilot's ``bash``)."""
+    return isinstance(handler, dict) and any(HOOK_MARK in str(handler.get(k, "")) for k in ("command", "bash"))
+
+
+def flat_hook_change(path: Path, events: tuple[str, ...], handler: dict[str, Any], uninstall: bool,
+                     state: SetupState, agent: str) -> Callable[[dict[str, Any]], None]:
+    """The edit of a ``{"version": 1, "hooks": {event: [handler, …]}}`` file (Cursor's ``hooks.json``, a
+    Copilot CLI hooks file): exactly one of our handlers per event, or on uninstall none, and no ``hooks`` or
+    ``version`` key left that setup added."""
+
+    def change(data: dict[str, Any]) -> None:
+        if uninstall:
+            hooks = dict_at(data, "hooks", str(path), create=False)
+            if hooks is None:
+                return
+            for event in events:
+                entries = _flat_list(hooks, event, str(path))
+                kept = [h for h in entries if not is_our_flat_handler(h)]
+                prior = state.prior(made_tag(agent, path, f"hooks.{event}"))
+                if kept or (prior is not None and prior[0]):
+                    if len(kept) != len(entries):
+                        hooks[event] = kept
+                elif event in hooks:
+                    del hooks[event]
+            drop_if_made(data, "hooks", path, state, agent)
+            prior = state.prior(made_tag(agent, path, "version"))
+            if "hooks" not in data and prior is not None and not prior[0]:
+                data.pop("version", None)
+            return
+        remember_made(state, made_tag(agent, path, "version"), data, "version")
+        data.setdefault("version", 1)
+        hooks = open_dict(data, "hooks", path, state, agent)
+        for event in events:
+            entries = _flat_list(hooks, event, str(path))
+            remember_made(state, made_tag(agent, path, f"hooks.{event}"), hooks, event)
+            ours = [h for h in entries if is_our_flat_handler(h)]
+            if ours == [handler]:
+                continue
+            kept = [h for h in entries if not is_our_flat_handler(h)]
+            hooks[event] = [*kept, dict(handler)] if not ours else _replace_first(entries, handler)
+
+    return change
+
+
+def _replace_first(entries: list[Any], handler: dict[str, Any]) -> list[Any]:
+    """Our first handler becomes ``handler`` where it stands; later copies (an earlier install's) go."""
+    out, placed = [], False
+    for h in entries:
+        if is_our_flat_handler(h):
+            if not placed:
+                out.append(dict(handler))
+                placed = True
+            continue
+        out.append(h)
+    return out
+
+
+def flat_registered_hooks(path: Path, events: tuple[str, ...], key: str = "command") -> dict[str, list[dict[str, Any]]]:
+    """Our handlers per event in a flat hooks file, each with its command under ``command`` (for doctor)."""
+    hooks = parse_json_object(read_text(path), path).get("hooks")
+    out: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        entries = hooks.get(event) if isinstance(hooks, dict) else None
+        out[event] = [{**h, "command": h.get(key)} for h in entries or [] if is_our_flat_handler(h)] \
+            if isinstance(entries, list) else []
+    return out

@@ -28,6 +28,11 @@ class ConfigFormatError(WwtError):
     symlink, read-only): we refuse with one line rather than overwrite it."""
 
 
+class EditSkipped(WwtError):
+    """A config file the agent reads but wwt cannot edit without losing something of the user's (OpenCode's
+    JSONC comments): setup says so in one line and goes on with the other agents."""
+
+
 Transform = Callable[[str | None], str | None]
 
 

@@ -21,7 +21,7 @@ from filelock import FileLock, Timeout
 
 from wwt import limits, paths
 from wwt.errors import WwtError
-from wwt.setup import claude, codex, copilot, cursor, gemini, qwen
+from wwt.setup import claude, cline, codex, copilot, cursor, gemini, opencode, qwen, roo
 from wwt.setup import plugins as agent_plugins
 from wwt.setup.common import (
     hook_base_command,
@@ -31,13 +31,22 @@ from wwt.setup.common import (
     propagated_env,
     wwt_base_command,
 )
-from wwt.setup.configfile import FileEdit, Transform, apply_edit, check_writable, read_text, unified_diff
+from wwt.setup.configfile import (
+    EditSkipped,
+    FileEdit,
+    Transform,
+    apply_edit,
+    check_writable,
+    read_text,
+    unified_diff,
+)
 from wwt.setup.state import SetupState
 
-# Claude Code, Gemini CLI, Codex CLI, Qwen Code: hooks + MCP. Cursor, Copilot CLI: the MCP server only (no hook).
-AGENTS: tuple[ModuleType, ...] = (claude, gemini, codex, qwen, cursor, copilot)
+# Claude Code, Gemini CLI, Codex CLI, Qwen Code, Cursor, Copilot CLI: hooks + MCP. OpenCode, Cline, Roo Code: the
+# MCP server only (no command hooks to register).
+AGENTS: tuple[ModuleType, ...] = (claude, gemini, codex, qwen, cursor, copilot, opencode, cline, roo)
 AGENT_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code",
-                 "copilot": "copilot-cli"}
+                 "copilot": "copilot-cli", "roo": "roo-code"}
 
 
 @dataclass
@@ -68,7 +77,8 @@ def select_agents(only: list[str] | None) -> tuple[list[ModuleType], list[str]]:
     unknown = (wanted or set()) - {a.PLATFORM for a in AGENTS}
     if unknown:
         named = limits.clip(", ".join(sorted(unknown)), limits.MAX_ECHO_CHARS)
-        raise WwtError(f"unknown agent(s): {named} (known: claude, gemini, codex, qwen, cursor, copilot)")
+        raise WwtError(f"unknown agent(s): {named} (known: claude, gemini, codex, qwen, cursor, copilot, opencode, "
+                       "cline, roo)")
     chosen, skipped = [], []
     for agent in AGENTS:
         if wanted is not None:
@@ -121,9 +131,15 @@ def build_plan(
             edits += codex.hook_edits(command, remove, plan.state, codex.installed_version())
         else:
             edits += agent.hook_edits(command, remove, plan.state)
-        mcp_edit = agent.mcp_edit(argv, env, remove, plan.state)
+        try:
+            mcp_edit = agent.mcp_edit(argv, env, remove, plan.state)
+        except EditSkipped as exc:  # a file wwt cannot edit without loss: say so, go on with the others
+            plan.skipped.append(f"{agent.LABEL}: {exc}")
+            continue
         exe = shutil.which(agent.BINARY) if use_agent_cli and getattr(agent, "MCP_CLI", True) else None
-        if exe:
+        if isinstance(mcp_edit, list):  # one settings file per editor installation (Cline, Roo Code)
+            edits += mcp_edit
+        elif exe:
             found = agent.registered_mcp()
             if remove:
                 if found is not None:
