@@ -267,15 +267,6 @@ def mcp_cli_remove(binary: str, server: str, scope: tuple[str, ...]) -> list[str
 
 
 
-def _flat_list(hooks: dict[str, Any], event: str, where: str) -> list[Any]:
-    entries = hooks.get(event)
-    if entries is None:
-        return []
-    if not isinstance(entries, list):
-        raise ConfigFormatError(f"{where}: hooks.{event} is not a list; not touching it")
-    return entries
-
-
 def is_our_flat_handler(handler: Any) -> bool:
     """Cursor's and Copilot CLI's entries name the command directly (``command``, or Copilot's ``bash``)."""
     return isinstance(handler, dict) and any(HOOK_MARK in str(handler.get(k, "")) for k in ("command", "bash"))
@@ -293,7 +284,7 @@ def flat_hook_change(path: Path, events: tuple[str, ...], handler: dict[str, Any
             if hooks is None:
                 return
             for event in events:
-                entries = _flat_list(hooks, event, str(path))
+                entries = _event_groups(hooks, event, str(path))
                 kept = [h for h in entries if not is_our_flat_handler(h)]
                 prior = state.prior(made_tag(agent, path, f"hooks.{event}"))
                 if kept or (prior is not None and prior[0]):
@@ -310,7 +301,7 @@ def flat_hook_change(path: Path, events: tuple[str, ...], handler: dict[str, Any
         data.setdefault("version", 1)
         hooks = open_dict(data, "hooks", path, state, agent)
         for event in events:
-            entries = _flat_list(hooks, event, str(path))
+            entries = _event_groups(hooks, event, str(path))
             remember_made(state, made_tag(agent, path, f"hooks.{event}"), hooks, event)
             ours = [h for h in entries if is_our_flat_handler(h)]
             if ours == [handler]:
