@@ -1,5 +1,8 @@
-"""Fuzz every parser for a fixed time budget: mutated real logs (bit flips, cut lines, junk lines, spliced
-lines from other platforms, shuffled lines) and random bytes, through ``parse_file`` and each parser directly.
+"""Fuzz every parser for a fixed time budget: mutated real logs and every connector's test fixtures (JSONL,
+JSON, Markdown, SQLite databases: bit flips, cut lines, junk lines, spliced lines from other platforms, shuffled
+lines) and random bytes, through ``parse_file`` and each parser directly. Each fixture is mutated in place inside
+a copy of its own folder, so the folder layout a connector reads (task folders, session trees, databases beside
+their logs) is what it meets.
 A failure is an exception escaping a parser, or a valid line's messages lost: for a JSONL log, every original
 line the mutation left whole must still give its messages — the mutated file must yield every message that the
 original file gives with the broken lines simply left out (``lost_messages``). Records inputs tried, failures
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import tempfile
 import time
 import traceback
@@ -23,10 +27,12 @@ from pathlib import Path
 from _shared import REAL_FIXTURES, replace_section  # noqa: E402
 
 from wwt.models import ParseReport
-from wwt.parsers import PARSERS, parse_file
+from wwt.parsers import PARSERS, _is_candidate, parse_file
 from wwt.parsers.common import DETECT_RECORDS
 
 REAL = REAL_FIXTURES
+TEST_FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
+MAX_FIXTURE_BYTES = 200_000
 KINDS = ("bit flips", "cut line", "junk lines", "other platform's lines", "shuffled/duplicated", "random bytes")
 
 
@@ -88,6 +94,17 @@ def lost_messages(
     before = [ln.rstrip(b"\r\n") for ln in original.splitlines()]
     after = [ln.rstrip(b"\r\n") for ln in mutated.splitlines()]
     available = Counter(after)
+    originals = set(before)
+    for line in after:  # records glued on one line (a cut, or a lost newline, took the newline between) are read
+        if line not in originals:
+            heads = [o for o in originals if o and len(o) < len(line) and line.startswith(o)
+                     and line[len(o):].strip() in originals]
+            for head in heads[:1]:
+                available[head] += 1
+                available[line[len(head):].strip()] += 1
+            tails = [o for o in originals if o and len(o) < len(line) and line.endswith(o)]
+            if tails and not heads:
+                available[max(tails, key=len)] += 1
     kept: list[bytes] = []
     for line in before:
         if available[line] > 0:
@@ -123,25 +140,49 @@ def explained(kind: int, original: bytes, mutated: bytes, foreign: frozenset[byt
     return None
 
 
+def fixture_units() -> list[tuple[Path, Path]]:
+    """(folder copied whole, log file inside it) for every log the fuzz mutates: the real logs (their folder is
+    one platform's flat list) and each connector's test fixtures (the fixture's top folder under its platform:
+    a home, a storage tree, a task folder's extension dir)."""
+    units: list[tuple[Path, Path]] = []
+    for root, depth in ((REAL, 1), (TEST_FIXTURES, 2)):
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            if not path.is_file() or not _is_candidate(path.name) or path.stat().st_size >= MAX_FIXTURE_BYTES:
+                continue
+            parts = path.relative_to(root).parts
+            unit = root.joinpath(*parts[: min(depth, len(parts) - 1)])
+            units.append((unit, path))
+    return units
+
+
 def run(seconds: float, seed: int) -> dict:
     rng = random.Random(seed)
-    fixtures = sorted(p for p in REAL.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json")
-                      and p.stat().st_size < 200_000)
+    units = fixture_units()
+    fixtures = [path for _, path in units]
     corpus = {p: p.read_bytes() for p in fixtures}
     tried, failures, per_platform = 0, [], Counter()
     checked, lost_inputs, lost_total, explained_inputs = Counter(), Counter(), Counter(), Counter()
     lost_examples: list[str] = []
+    copies: dict[Path, Path] = {}
     platform_of = {p: parse_file(p)[1].platform for p in fixtures}
     misdetected = 0
     deadline = time.monotonic() + seconds
     with tempfile.TemporaryDirectory(prefix="wwt-fuzz-") as tmp:
+        for index, unit in enumerate(dict.fromkeys(u for u, _ in units)):
+            copies[unit] = Path(tmp) / f"u{index}" / unit.name
+            shutil.copytree(unit, copies[unit], symlinks=True)
+        unit_of = {path: unit for unit, path in units}
         while time.monotonic() < deadline:
             source = rng.choice(fixtures)
+            platform = platform_of[source]
             # spliced lines come from the other platforms' logs (a platform's own lines are valid records)
-            donors = [data for p, data in corpus.items() if p.parent.name != source.parent.name] or [b"\n"]
+            donors = [data for p, data in corpus.items() if platform_of[p] != platform] or [b"\n"]
             kind = rng.randrange(len(KINDS))
             data = mutate(corpus[source], rng, donors, kind)
-            path = Path(tmp) / source.name
+            unit = unit_of[source]
+            path = copies[unit] / source.relative_to(unit)
             path.write_bytes(data)
             tried += 1
             try:
@@ -150,7 +191,7 @@ def run(seconds: float, seed: int) -> dict:
                 for parser in PARSERS:
                     list(parser.parse(path, ParseReport(path=str(path))))
                     list(parser.parse(path, ParseReport(path=str(path)), start_offset=rng.randrange(len(data) + 1)))
-                if source.suffix == ".jsonl" and kind != 5:
+                if source.suffix == ".jsonl" and kind != 5 and platform is not None:
                     foreign = frozenset(ln.rstrip(b"\r\n") for d in donors for ln in d.splitlines()) if kind == 3 \
                         else frozenset()
                     lost = lost_messages(corpus[source], data, path, foreign=foreign)
@@ -175,6 +216,8 @@ def run(seconds: float, seed: int) -> dict:
             except Exception:  # noqa: BLE001 - that is what we are looking for
                 failures.append((source.name, traceback.format_exc(limit=3)[-400:]))
                 (Path(tmp).parent / f"wwt-fuzz-failure-{len(failures)}{path.suffix}").write_bytes(data)
+            finally:
+                path.write_bytes(corpus[source])  # the next input meets the folder as it was
     return {"seconds": seconds, "seed": seed, "inputs": tried, "failures": len(failures),
             "per_platform": dict(per_platform), "examples": failures[:3], "fixtures": len(fixtures),
             "checked": dict(checked), "lost_inputs": dict(lost_inputs), "lost_messages": dict(lost_total),
@@ -198,7 +241,8 @@ def main() -> None:
     lines = [
         f"## Parser fuzz ({time.strftime('%Y-%m-%d')})\n",
         f"Command: `python benchmarks/fuzz.py --seconds {args.seconds:g} --seed {args.seed}`\n",
-        f"- inputs tried: {r['inputs']} in {r['seconds']:g} s (mutations of {r['fixtures']} real logs + random bytes; "
+        f"- inputs tried: {r['inputs']} in {r['seconds']:g} s (mutations of {r['fixtures']} logs — the real ones and every "
+        "connector's test fixtures, each inside a copy of its folder — + random bytes; "
         f"each through parse_file and all {len(PARSERS)} parsers from offset 0 and a random offset)",
         f"- recognised as: {r['per_platform']}",
         f"- failures (exception escaping a parser): {r['failures']}",

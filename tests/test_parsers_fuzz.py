@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wwt.models import ParseReport
-from wwt.parsers import PARSERS, parse_file
+from wwt.parsers import PARSERS, parse_file, parser_for
 
 REAL = REAL_FIXTURES
 JSONL_FIXTURES = sorted(
@@ -93,3 +93,70 @@ def test_corrupt_first_line_loses_no_valid_message(tmp_path, fixture):
     sessions, report = parse_file(path)
     got = Counter((s.session_id, m.role, m.kind, m.text) for s in sessions for m in s.messages)
     assert not (baseline(fixture) - got), "valid messages lost"
+
+
+def _record_lines(path: Path) -> list[bytes]:
+    return [ln for ln in path.read_bytes().splitlines() if ln.strip().startswith(b"{")]
+
+
+@pytest.mark.parametrize("fixture", JSONL_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_first_record_cut_short_and_glued_to_the_next_does_not_hide_the_log(tmp_path, fixture):
+    # A crash cut the first record (and its newline); the next append followed on the same line. When that line
+    # is all the log holds so far, the whole record after the cut still tells whose log it is.
+    first, second = (_record_lines(fixture) + [b"", b""])[:2]
+    if not second:
+        pytest.skip("one record")
+    whole = tmp_path / "whole" / fixture.name
+    whole.parent.mkdir()
+    whole.write_bytes(first + b"\n" + second + b"\n")
+    if parser_for(whole) is None:
+        pytest.skip("two records are not enough to tell this log's platform")
+    glued = tmp_path / fixture.name
+    glued.write_bytes(first[: len(first) // 2] + second + b"\n")
+    assert parser_for(glued) is parser_for(whole)
+    glued.write_bytes(first + second + b"\n")  # or only the newline between them was lost
+    assert parser_for(glued) is parser_for(whole)
+
+
+def _bag_of(path: Path) -> Counter:
+    return message_bag(path)
+
+
+@pytest.mark.parametrize("fixture", JSONL_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_junk_on_the_same_line_as_a_record_does_not_cost_the_record(tmp_path, fixture):
+    # A crash left a few bytes (or a cut non-JSON line) and the next append followed on the same line; or an
+    # editor/agent appended junk after a record before the newline. The record itself is whole: it is read.
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    expected = baseline(fixture)
+    path = tmp_path / fixture.name
+    for index, line in enumerate(lines):
+        if not line.strip().startswith(b"{"):
+            continue
+        for broken in (b"no" + line, line.rstrip(b"\r\n") + b" not json\n", b"\xff\xfe" + line):
+            path.write_bytes(b"".join(lines[:index] + [broken] + lines[index + 1:]))
+            got = message_bag(path)
+            lost = expected - got
+            assert not lost, f"line {index} ({broken[:20]!r}…): lost {list(lost)[:1]}"
+        if index > 12:
+            break
+
+
+@pytest.mark.parametrize("fixture", JSONL_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_records_glued_on_a_line_with_invalid_utf8_are_read(tmp_path, fixture):
+    # Two records without the newline between them, the first holding a byte that is not UTF-8: the second is
+    # whole and read; the first is read with U+FFFD, as a line of its own with that byte would be.
+    lines = fixture.read_bytes().splitlines(keepends=True)
+    records = [i for i, line in enumerate(lines) if line.strip().startswith(b"{") and b'":"' in line.replace(b" ", b"")]
+    if len(records) < 3:
+        pytest.skip("too few records")
+    path = tmp_path / fixture.name
+    for first in records[1:6]:
+        if first + 1 >= len(lines) or not lines[first + 1].strip().startswith(b"{"):
+            continue
+        damaged = lines[first].replace(b'":"', b'":"\xff', 1).rstrip(b"\r\n")
+        alone = tmp_path / "alone" / fixture.name
+        alone.parent.mkdir(exist_ok=True)
+        alone.write_bytes(b"".join(lines[:first] + [damaged + b"\n"] + lines[first + 1:]))
+        path.write_bytes(b"".join(lines[:first] + [damaged + lines[first + 1]] + lines[first + 2:]))
+        lost = message_bag(alone) - message_bag(path)
+        assert not lost, f"records {first}+{first + 1}: lost {list(lost)[:1]}"

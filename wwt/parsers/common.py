@@ -63,7 +63,8 @@ def detection_views(path: Path, head: bytes | None = None, records: int = DETECT
                 else:
                     fh.seek(start)
                     view = fh.read(HEAD_BYTES)
-                if _opens_record(view):
+                view = _record_view(view)
+                if view is not None:
                     found += 1
                     yield view
                     if found == records:
@@ -90,17 +91,26 @@ def _line_starts(fh: Any, limit: int = DETECT_SKIP_LIMIT) -> Iterator[int]:
         position += len(chunk)
 
 
-def _opens_record(view: bytes) -> bool:
+def _record_view(view: bytes) -> bytes | None:
+    """``view`` (a line's head) as detection judges it: as is when its line is a record (or opens like a long
+    one); a line of records written without a newline between them (one possibly cut short first) with each whole
+    record on its own line, so the first whole one decides; None when no record opens there."""
     end = view.find(b"\n")
     if end < 0:  # the line is longer than a head (or the file's cut last line): judged by how it opens
-        return len(view) >= HEAD_BYTES - len(_BOM) and view.lstrip().startswith(b"{")
+        return view if len(view) >= HEAD_BYTES - len(_BOM) and view.lstrip().startswith(b"{") else None
     line = view[:end].strip()
     if not (line.startswith(b"{") and line.endswith(b"}")):
-        return False
+        return None
     try:
-        return isinstance(json.loads(line), dict)
+        return view if isinstance(json.loads(line), dict) else None
     except (ValueError, RecursionError):  # includes invalid UTF-8
-        return glued_records(line) is not None  # records written without a newline between them
+        pass
+    glued = glued_records(line)
+    if glued is None:
+        return None
+    starts = [at for at, _ in glued[1]] + [len(line)]
+    records = [line[a:b].strip() for a, b in zip(starts, starts[1:], strict=False)]
+    return (b"\n".join(records) + view[end:])[:HEAD_BYTES]
 
 
 def decode_line(raw: bytes, report: ParseReport, offset: int) -> Any:
@@ -235,39 +245,61 @@ GLUE_TRIES = 64  # record starts tried after a cut record on one line, before th
 
 
 def glued_records(line: bytes, lead: int = 0) -> tuple[int, list[tuple[int, dict[str, Any]]]] | None:
-    """The JSON objects of one line that holds more than one record: a writer appended a record without its
-    newline, or a crash cut a record short and the next append followed it on the same line. Returns (records cut
-    short and skipped: 0 or 1, [(byte position in the file's line, object)…]), or None when the line is one value
-    (the common case, tried first) or not such a run. ``lead``: whitespace before ``line`` in the file's line."""
-    if not line.startswith(b"{") or not line.endswith(b"}"):
+    """The whole JSON objects of a line that failed to parse as one: a writer appended a record without its
+    newline, a crash cut a record short (or left a few junk bytes) and the next append followed on the same line,
+    or junk follows whole records. Returns (broken parts skipped — a cut record, junk, invalid UTF-8 —: 0 or 1,
+    [(byte position in the file's line, object)…]), or None when the line is one value (the common case, tried
+    first) or holds no whole record. ``lead``: whitespace before ``line`` in the file's line."""
+    if b"{" not in line:
         return None
+    broken = escaped = 0
     try:
         text = line.decode("utf-8")
-        _json_value(text)
-        return None  # one value (or bad UTF-8, salvaged elsewhere): not glued
-    except UnicodeDecodeError:
-        return None
-    except (ValueError, RecursionError):
-        pass
+    except UnicodeDecodeError:  # kept byte for byte (positions stay exact); the strings get U+FFFD below
+        text = line.decode("utf-8", errors="surrogateescape")
+        broken = escaped = 1
+    if not broken and line.startswith(b"{") and line.endswith(b"}"):
+        try:
+            _json_value(text)
+            return None  # one value: not glued
+        except (ValueError, RecursionError):
+            pass
     records: list[tuple[int, dict[str, Any]]] = []
-    pos, cut = 0, 0
+    pos = 0 if text.startswith("{") else -1
+    if pos < 0:  # junk before the records: they start at a record opening
+        broken = 1
     while pos < len(text):
         try:
+            if pos < 0:
+                raise ValueError("not at a record")
             value, end = _DECODER.raw_decode(text, pos)
         except (ValueError, RecursionError):
             rest = _run_after_cut(text, pos)
-            if rest is None:
+            if rest is None and not records:
                 return None
-            records += rest
-            cut = 1
+            records += rest or []  # none after: the line ends in junk or a cut record after whole ones
+            broken = 1
             break
         if not isinstance(value, dict):
             return None
         records.append((pos, value))
         pos = _WS.match(text, end).end()  # type: ignore[union-attr]
-    if len(records) < 2 and not cut:
+    if not records or (len(records) < 2 and not broken):
         return None
-    return cut, [(lead + len(text[:at].encode("utf-8")), obj) for at, obj in records]
+    if escaped:
+        records = [(at, _replace_escaped(obj)) for at, obj in records]
+    return broken, [(lead + len(text[:at].encode("utf-8", "surrogateescape")), obj) for at, obj in records]
+
+
+def _replace_escaped(value: Any) -> Any:
+    """Invalid UTF-8 bytes decoded with ``surrogateescape`` → U+FFFD, as a whole line's salvage does."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_replace_escaped(item) for item in value]
+    if isinstance(value, dict):
+        return {_replace_escaped(key): _replace_escaped(item) for key, item in value.items()}
+    return value
 
 
 def _run_after_cut(text: str, pos: int) -> list[tuple[int, dict[str, Any]]] | None:
