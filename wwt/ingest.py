@@ -48,9 +48,10 @@ from wwt.store import Store, StoredChunk
 
 APPEND_ONLY_SUFFIXES = (".jsonl",)
 WAL_SUFFIX = "-wal"  # SQLite sources in WAL mode: see file_state
-# Agents whose new conversations no hook announces (wwt setup has no hook for them): the resident engine looks at
-# their default locations every WWT_ENGINE_SCAN_S seconds and queues what changed (``changed_sources``).
-UNHOOKED_PLATFORMS = ("copilot-cli", "cursor", "opencode", "cline", "roo-code")
+# Agents whose new conversations no hook announces — OpenCode, Cline, Roo Code have none; Cursor's and Copilot CLI's
+# hooks exist only where `wwt setup` ran (and Cursor's editor chats have none) —: the resident engine looks at their
+# default locations every WWT_ENGINE_SCAN_S seconds and queues what changed (``changed_sources``).
+SCANNED_PLATFORMS = ("copilot-cli", "cursor", "opencode", "cline", "roo-code")
 FINGERPRINT_BYTES = 4096
 EMBED_BATCH = 16  # texts per embedder call; vectors are committed after each call
 FIRST_FLUSH_S = 5.0  # a first ingest publishes its first chunks this soon: search by words works from then on
@@ -195,7 +196,7 @@ def iter_log_files(
         yield Path(path), found
 
 
-def changed_sources(store: Store, platforms: Iterable[str] = UNHOOKED_PLATFORMS) -> list[tuple[Path, str]]:
+def changed_sources(store: Store, platforms: Iterable[str] = SCANNED_PLATFORMS) -> list[tuple[Path, str]]:
     """New or changed log files under ``log_roots(store, platforms)`` (those whose ``file_state`` differs from
     the archive's), each with the platform of the parser that reads it. Unchanged files are only stat-ed; files
     the worker parked (``Store.parked_paths``) are left out until ``wwt worker --retry-parked``."""
