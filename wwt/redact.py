@@ -346,11 +346,7 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "asia": ("ASIA",),
 }
 _DIRECT_CUES = tuple(t for t in _CUE_TRIGGERS if not any(t in ts for ts in _ANCHORS.values()))
-# The same as (name, needle) pairs, for a text read as text and one read as its ASCII view (``_view``).
-_DIRECT_TEXT = tuple((t, t) for t in _DIRECT_CUES)
-_DIRECT_BYTES = tuple((t, t.encode()) for t in _DIRECT_CUES)
 _ANCHOR_TEXT = tuple((a, tuple((t, t) for t in ts)) for a, ts in _ANCHORS.items())
-_ANCHOR_BYTES = tuple((a.encode(), tuple((t, t.encode()) for t in ts)) for a, ts in _ANCHORS.items())
 # The triggers in the words of 20+ characters, found in the text's bytes (``_view``; an ASCII text encoded):
 # the words are runs of non-space bytes (a class string: whitespace ``b" "``, every other byte ``b"x"``, found by
 # substring search), and since no trigger holds a separator (`/`, quotes, brackets…: ``_SEGMENT``) nor a
@@ -377,7 +373,7 @@ def _long_triggers(text: str, view: bytes) -> set[bytes]:
         if end < 0:
             end = len(view)
         word = view[start:end]
-        if b"?" in word and _WIDE_SPACE.search(text, start, end):  # split where str.split splits
+        if word.find(b"?") >= 0 and _WIDE_SPACE.search(text, start, end):  # (``find``, not ``in``: see ``_views``)  # split where str.split splits
             words += [w.encode("ascii", "replace") for w in text[start:end].split() if len(w) >= _MIN_TOKEN]
         else:
             words.append(word)
@@ -429,8 +425,6 @@ def _aws_secret_word(value: str) -> bool:
 # and not a placeholder, a variable, a path or a code expression.
 
 _KEYWORDS = ("pass", "pwd", "secret", "token", "key", "cred", "contrase")
-_KEYWORD_TEXT = tuple((kw, kw) for kw in _KEYWORDS)
-_KEYWORD_BYTES = tuple((kw, kw.encode()) for kw in _KEYWORDS)
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
@@ -670,18 +664,27 @@ def _view(text: str) -> tuple[str | bytes, str | bytes]:
     return view, view.lower()
 
 
-def _cues(text: str) -> tuple[frozenset[str], tuple[int, ...], str | bytes, list[str]] | None:
+def _views(text: str) -> tuple[str, str, bytes]:
+    """``_view`` as text, and the bytes ``_long_triggers`` reads. The scans for the cues test ``needle in str``: on
+    bytes, ``in`` first tries the needle as an integer and formats a TypeError for it each time (a tenth of the
+    redaction's cost was those messages); an ASCII view decodes back to text at memory speed."""
+    view, lower = _view(text)
+    if isinstance(view, bytes):
+        return view.decode("ascii"), lower.decode("ascii"), view  # type: ignore[union-attr]
+    return view, lower, text.encode("ascii", "replace")  # type: ignore[return-value]
+
+
+def _cues(text: str) -> tuple[frozenset[str], tuple[int, ...], str, list[str]] | None:
     """What the rules look for, each found by a C-level substring scan: the anywhere triggers present that could
     change anything, the token rules whose trigger is in a word of 20+ characters, the lower-case view and the
     keywords in it. None when there is none of them: no rule could change the text (most messages)."""
-    view, lower = _view(text)
-    as_bytes = isinstance(view, bytes)
-    keywords = [kw for kw, needle in (_KEYWORD_BYTES if as_bytes else _KEYWORD_TEXT) if needle in lower]
-    found = [t for t, needle in (_DIRECT_BYTES if as_bytes else _DIRECT_TEXT) if needle in view]
-    for anchor, triggers in (_ANCHOR_BYTES if as_bytes else _ANCHOR_TEXT):
+    view, lower, raw = _views(text)
+    keywords = [kw for kw in _KEYWORDS if kw in lower]
+    found = [t for t in _DIRECT_CUES if t in view]
+    for anchor, triggers in _ANCHOR_TEXT:
         if anchor in lower:
             found += [t for t, needle in triggers if needle in view]
-    present = _long_triggers(text, view if as_bytes else text.encode("ascii", "replace"))
+    present = _long_triggers(text, raw)
     if not found and not present and not keywords:
         return None
     return frozenset(found), tuple({i for t in present for i in _RULES_BY_TRIGGER_BYTES[t]}), lower, keywords
@@ -719,9 +722,8 @@ def _redact_cued(text: str, found: frozenset[str], token_rules: tuple[int, ...],
             counter[0] += len(spans)
             text = _apply(text, spans)
     if counter[0]:  # replaced: `[REDACTED:github_token]` holds keywords of its own
-        _, lower = _view(text)
-        keywords = [kw for kw, needle in (_KEYWORD_BYTES if isinstance(lower, bytes) else _KEYWORD_TEXT)
-                    if needle in lower]
+        _, lower, _ = _views(text)
+        keywords = [kw for kw in _KEYWORDS if kw in lower]
     spans = _keyword_spans(text, lower, keywords) if keywords else []
     if spans:
         counter[0] += len(spans)
