@@ -485,3 +485,19 @@ def test_triggers_found_in_the_bytes_are_those_the_trie_finds_in_the_words() -> 
         check(text[:at] + sample + text[at:])
         found += bool(_triggers_by_words(sample))
     assert found > len(samples) * 0.9  # the comparison covers texts with triggers, not only empty sets
+
+
+def test_every_trigger_of_the_catalogue_in_a_long_word_gets_past_the_screen() -> None:
+    """The trie runs only on the pieces in which a screen (read backwards, for speed) finds a part of some
+    trigger: each trigger of the catalogue, in a word of 20+ characters — alone, after a path, among long plain
+    words, in the middle of a real log line — must still be named exactly as the trie over the words names it."""
+    from wwt.redact import _ALL_TRIGGERS, _long_triggers
+
+    line = next(p for p in sorted(REAL_FIXTURES.rglob("*.jsonl"))).read_text(encoding="utf-8").splitlines()[0]
+    for trigger in _ALL_TRIGGERS:
+        for text in (f"{trigger}{'0' * 24}", f"see /srv/app/{trigger}{'Ab9' * 8}/x plain words",
+                     f"{'configuration' * 2} {'q' * 20}{trigger} {'w' * 30}",
+                     f"{line[:200]}{trigger}{'Zz' * 12}{line[200:400]}"):
+            view = text.encode("ascii", "replace")
+            want = _triggers_by_words(text)
+            assert want and {t.decode() for t in _long_triggers(text, view)} == want, (trigger, text[:80])

@@ -14,7 +14,8 @@ LangSmith ``lsv2_``, Supabase ``sbp_``, Google ``GOCSPX-``/``ya29.``, Stripe ``w
 
 Speed: every message of every log passes through ``redact``. One scan of a trie of literal prefixes over the
 distinct separator-free pieces of the words of 20+ characters picks the token rules that can match at all,
-each pattern starting with its literal prefix; context rules run only when their cue (``://``, ``Basic``,
+each pattern starting with its literal prefix (run only where a cheaper backwards screen finds a part of a
+prefix: a few texts in a hundred); context rules run only when their cue (``://``, ``Basic``,
 ``curl``…) is in the text; the keyword scanner runs only where a secret-sounding word occurs and decides in
 Python, per hit, whether the name and the value around it are a secret. Values and command spans are bounded, so hostile input stays near-linear.
 """
@@ -359,6 +360,23 @@ _SPACE_CLASS = bytes(32 if chr(i).isspace() else 120 for i in range(128)) + b"x"
 _RUN = b"x" * _MIN_TOKEN
 _SEGMENT = bytes(32 if i < 128 and chr(i) not in _TRIGGER_CHARS and not chr(i).isalnum() else i for i in range(256))
 _TRIGGER_BYTES = re.compile(_TRIGGER_PATTERN.encode())
+
+
+def _screen_part(trigger: str) -> str:
+    """The longest prefix of ``trigger`` that ends in a character other than a lower-case letter (not its first
+    alone), else the prefix up to its rarest letter (``_SCREEN_RARITY``) — reversed."""
+    last = max((i for i, c in enumerate(trigger) if not c.islower()), default=0)
+    if last == 0:  # `-us`: not the `-` alone, which half the pieces hold
+        last = max(range(len(trigger)), key=lambda i: (_SCREEN_RARITY.find(trigger[i]), i))
+    return trigger[:last + 1][::-1]
+
+
+# Whether any trigger is in the pieces at all (rarely: a few texts in a hundred), read backwards: the reversed
+# trie of the triggers' parts above starts with `_ - . =`, digits or capitals, which the regex engine skips to;
+# forwards, nearly every lower-case letter starts a trigger and costs a try of every branch. A trigger found by
+# the trie holds its part, so nothing the trie finds is screened out.
+_SCREEN_RARITY = "etaoinsrhldcumfpgwybvkxjqz"  # letters from the most to the least frequent in English text
+_TRIGGER_SCREEN = re.compile(_trie(sorted({_screen_part(t) for t in _ALL_TRIGGERS})).encode())
 _WIDE_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")  # what str.isspace() says beyond ASCII
 
 
@@ -373,14 +391,18 @@ def _long_triggers(text: str, view: bytes) -> set[bytes]:
         if end < 0:
             end = len(view)
         word = view[start:end]
-        if word.find(b"?") >= 0 and _WIDE_SPACE.search(text, start, end):  # (``find``, not ``in``: see ``_views``)  # split where str.split splits
+        if word.find(b"?") >= 0 and _WIDE_SPACE.search(text, start, end):  # split where str.split splits (``find``,
+            # not ``in``: see ``_views``)
             words += [w.encode("ascii", "replace") for w in text[start:end].split() if len(w) >= _MIN_TOKEN]
         else:
             words.append(word)
         start = find(_RUN, end)
     if not words:
         return set()
-    return set(_TRIGGER_BYTES.findall(b" ".join(set(b" ".join(words).translate(_SEGMENT).split()))))
+    pieces = b" ".join(set(b" ".join(words).translate(_SEGMENT).split()))
+    if _TRIGGER_SCREEN.search(pieces[::-1]) is None:
+        return set()
+    return set(_TRIGGER_BYTES.findall(pieces))
 
 
 # ---------------------------------------------------------------------------------------------------------------
