@@ -706,7 +706,7 @@ def _cues(text: str) -> tuple[frozenset[str], tuple[int, ...], str, list[str]] |
     for anchor, triggers in _ANCHOR_TEXT:
         if anchor in lower:
             found += [t for t, needle in triggers if needle in view]
-    present = _long_triggers(text, raw)
+    present = _long_triggers(text, raw) if len(text) >= _MIN_TOKEN else ()  # no word of 20+ in a shorter text
     if not found and not present and not keywords:
         return None
     return frozenset(found), tuple({i for t in present for i in _RULES_BY_TRIGGER_BYTES[t]}), lower, keywords
