@@ -17,6 +17,7 @@ from wwt.parsers.claude_code import ClaudeCodeParser
 from wwt.parsers.cline import ClineParser
 from wwt.parsers.codex_cli import CodexCliParser
 from wwt.parsers.common import DETECT_RECORDS, detection_views
+from wwt.parsers.continue_dev import ContinueParser
 from wwt.parsers.copilot_cli import CopilotCliParser
 from wwt.parsers.cursor import CursorParser
 from wwt.parsers.gemini_cli import GeminiCliParser
@@ -35,6 +36,7 @@ PARSERS: list[SessionParser] = [
     CursorParser(),
     ClineParser(),
     RooCodeParser(),
+    ContinueParser(),
 ]
 
 NO_MESSAGES = "no conversation messages"
