@@ -31,6 +31,9 @@ OWN_FILES = {
     "aider": [OWN / "aider" / "quillpad" / ".aider.chat.history.md"],
     "continue": [OWN / "continue" / "sessions" / "3f2a9c1e-7b4d-4e8a-9c6f-1d2e3f4a5b6c.json",
                  OWN / "continue" / "sessions" / "c0ffee00-5a1e-4b2c-8d3e-9f0a1b2c3d4e.json"],
+    "goose": [OWN / "goose" / "jsonl" / "sessions" / "20250620_013617.jsonl",
+              OWN / "goose" / "jsonl" / "sessions" / "payments-retry.jsonl",
+              OWN / "goose" / "db" / "sessions" / "sessions.db"],
     "opencode": [
         OWN / "opencode" / "db" / "opencode.db",
         OWN / "opencode" / "json" / "storage" / "session" / "9f86d081884c7d65" / "ses_3b2c1d0e9f8aJsonEraSess.json",

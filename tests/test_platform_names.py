@@ -19,7 +19,7 @@ def test_every_platform_has_a_name_and_every_alias_names_a_platform():
 @pytest.mark.parametrize(("given", "platform"), [
     ("qwen", "qwen-code"), ("Qwen-Code", "qwen-code"), ("copilot", "copilot-cli"), ("copilot-cli", "copilot-cli"),
     ("opencode", "opencode"), ("aider", "aider"), ("CURSOR", "cursor"), ("cline", "cline"), ("roo", "roo-code"),
-    ("roo-code", "roo-code"), (" claude ", "claude-code"), ("Continue", "continue"),
+    ("roo-code", "roo-code"), (" claude ", "claude-code"), ("Continue", "continue"), ("GOOSE", "goose"),
 ])
 def test_names_and_aliases_are_accepted(given, platform):
     assert platform_of(given) == platform
@@ -38,3 +38,4 @@ def test_resume_commands_exist_for_the_agents_that_have_one():
     assert RESUME_COMMANDS["opencode"].format(id="x") == "opencode --session x"
     assert "cline" not in RESUME_COMMANDS and "roo-code" not in RESUME_COMMANDS
     assert "continue" not in RESUME_COMMANDS  # `cn --resume` takes no session id
+    assert RESUME_COMMANDS["goose"].format(id="x") == "goose session --resume --session-id x"

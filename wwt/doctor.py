@@ -213,7 +213,7 @@ def check_log(tail_bytes: int = 20000) -> list[Finding]:
 
 # Agents whose log folders doctor names (those `wwt setup` wires also get their hook/MCP checks above; Aider is
 # read from its logs only).
-LOG_FOLDER_PLATFORMS = ("qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code", "continue")
+LOG_FOLDER_PLATFORMS = ("qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code", "continue", "goose")
 
 
 def check_log_folders() -> list[Finding]:

@@ -48,10 +48,11 @@ from wwt.store import Store, StoredChunk
 
 APPEND_ONLY_SUFFIXES = (".jsonl",)
 WAL_SUFFIX = "-wal"  # SQLite sources in WAL mode: see file_state
-# Agents whose new conversations no hook announces — OpenCode, Cline, Roo Code, Continue have none; Cursor's and Copilot CLI's
-# hooks exist only where `wwt setup` ran (and Cursor's editor chats have none) —: the resident engine looks at their
-# default locations every WWT_ENGINE_SCAN_S seconds and queues what changed (``changed_sources``).
-SCANNED_PLATFORMS = ("copilot-cli", "cursor", "opencode", "cline", "roo-code", "continue")
+# Agents whose new conversations no hook announces — OpenCode, Cline, Roo Code, Continue, Goose have none; Cursor's
+# and Copilot CLI's hooks exist only where `wwt setup` ran (and Cursor's editor chats have none) —: the resident
+# engine looks at their default locations every WWT_ENGINE_SCAN_S seconds and queues what changed
+# (``changed_sources``).
+SCANNED_PLATFORMS = ("copilot-cli", "cursor", "opencode", "cline", "roo-code", "continue", "goose")
 FINGERPRINT_BYTES = 4096
 EMBED_BATCH = 16  # texts per embedder call; vectors are committed after each call
 FIRST_FLUSH_S = 5.0  # a first ingest publishes its first chunks this soon: search by words works from then on

@@ -40,7 +40,7 @@ def latest(stamps: Iterable[str | None]) -> str | None:
     return max((s for s in stamps if s), key=time_key, default=None)
 
 
-PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code", "continue")
+PLATFORMS = ("claude-code", "gemini-cli", "codex-cli", "qwen-code", "copilot-cli", "opencode", "aider", "cursor", "cline", "roo-code", "continue", "goose")
 # Human names, and the short aliases ``--source`` / MCP ``source`` accept besides the platform names.
 PLATFORM_NAMES = {
     "claude-code": "Claude Code",
@@ -54,6 +54,7 @@ PLATFORM_NAMES = {
     "cline": "Cline",
     "roo-code": "Roo Code",
     "continue": "Continue",
+    "goose": "Goose",
 }
 SOURCE_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code",
                   "copilot": "copilot-cli", "roo": "roo-code"}

@@ -48,15 +48,19 @@ RESUME_COMMANDS = {
     "aider": "aider --restore-chat-history",
     # Cursor's CLI agent resumes a chat by id (editor chats open from the editor's history).
     "cursor": "cursor-agent --resume {id}",
+    # Goose keeps every session in one store (~/.local/share/goose/sessions) and resumes by id from anywhere.
+    "goose": "goose session --resume --session-id {id}",
 }
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # The ids each agent's resume command takes (agent-log-formats.md, docs/formats-notes.md): Claude Code a UUID (the
 # transcript's stem; Anthropic's SDK rejects other stems), Gemini CLI and Qwen Code the session UUID, Codex the
-# thread id (a UUIDv7), Copilot CLI and Cursor's agent a UUID, OpenCode `ses_` + base62 (its Identifier).
+# thread id (a UUIDv7), Copilot CLI and Cursor's agent a UUID, OpenCode `ses_` + base62 (its Identifier), Goose
+# `yyyymmdd_N` (its store) or `yyyymmdd_hhmmss` (its older JSONL files).
 # Aider's command takes no id. An id of another shape came from a log we cannot vouch for: no command is offered
 # for it, the hit itself still shows.
 RESUME_ID_SHAPES = {"claude-code": _UUID, "gemini-cli": _UUID, "codex-cli": _UUID, "qwen-code": _UUID,
-                    "copilot-cli": _UUID, "cursor": _UUID, "opencode": re.compile(r"ses_[0-9A-Za-z]{8,64}")}
+                    "copilot-cli": _UUID, "cursor": _UUID, "opencode": re.compile(r"ses_[0-9A-Za-z]{8,64}"),
+                    "goose": re.compile(r"\d{8}_\d{1,6}")}
 
 
 class ChunkLike(Protocol):

@@ -21,6 +21,7 @@ from wwt.parsers.continue_dev import ContinueParser
 from wwt.parsers.copilot_cli import CopilotCliParser
 from wwt.parsers.cursor import CursorParser
 from wwt.parsers.gemini_cli import GeminiCliParser
+from wwt.parsers.goose import GooseParser
 from wwt.parsers.opencode import OpenCodeParser
 from wwt.parsers.qwen_code import QwenCodeParser
 from wwt.parsers.roo_code import RooCodeParser
@@ -37,6 +38,7 @@ PARSERS: list[SessionParser] = [
     ClineParser(),
     RooCodeParser(),
     ContinueParser(),
+    GooseParser(),
 ]
 
 NO_MESSAGES = "no conversation messages"
@@ -45,7 +47,8 @@ NOT_RECOGNISED = "not a recognised agent log"
 # Files worth opening while walking a folder; the parsers' ``detect`` decides the rest.
 CANDIDATE_SUFFIXES = (".jsonl", ".json", ".jsonl.zst")
 # Logs known by their exact name (databases, Markdown histories): other files with these suffixes are not looked at.
-CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md", "state.vscdb", "store.db"})
+CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md", "state.vscdb", "store.db",
+                             "sessions.db"})
 _SKIP_SUFFIXES = (".meta.json",)
 
 
