@@ -1,6 +1,7 @@
-"""Every agent end to end, as a user meets them: a fake HOME holding logs of all ten agents in their default
+"""Every agent end to end, as a user meets them: a fake HOME holding logs of all twelve agents in their default
 folders (Claude Code, Gemini CLI, Codex CLI, Qwen Code, Copilot CLI, Cursor's CLI chat store, OpenCode's older
-per-project tree, Cline, Roo Code) and a repository with an Aider history, plus every agent's own config files.
+per-project tree, Cline, Roo Code, Continue, Goose's sessions.db) and a repository with an Aider history, plus
+every agent's own config files.
 
 * `wwt setup` (real CLI, no agent binary on PATH) wires hooks + MCP for Claude Code, Gemini CLI, Codex CLI, Qwen
   Code, Cursor and Copilot CLI and the MCP server for OpenCode, Cline and Roo Code, a second run changes nothing,
@@ -8,7 +9,7 @@ per-project tree, Cline, Roo Code) and a repository with an Aider history, plus 
 * After a real `wwt ingest` (real ONNX model, tantivy, hnswlib, SQLite), a phrase from each agent's session
   finds it through the real CLI (`wwt search --source <platform> --json`) and through a real MCP client session
   over stdio (`search_memory` with `source`), with the right agent and resume line.
-* `wwt status` names all ten agents.
+* `wwt status` names all twelve agents.
 
 The logs are the hand-written fixtures of the parser tests, several of them in the shapes the connectors learned
 last (Qwen records glued on one line, Copilot events without ids, Cursor's store.db, OpenCode's info/ tree)."""
@@ -51,6 +52,8 @@ LOGS = {
     ".config/Code/User/globalStorage/saoudrizwan.claude-dev": "cline/saoudrizwan.claude-dev",
     ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline": "cline/rooveterinaryinc.roo-cline",
     str(REPO / ".aider.chat.history.md"): "aider/quillpad/.aider.chat.history.md",
+    ".continue/sessions": "continue/sessions",
+    ".local/share/goose/sessions": "goose/db/sessions",
 }
 
 # MCP configs that hold the user's own servers (Cursor's, Copilot CLI's, OpenCode's, Cline's): theirs stay.
@@ -90,6 +93,10 @@ SESSIONS = {
               "cd {home}/src/quillpad && aider --restore-chat-history"),
     "cline": ("settings page shows stale plan names after an upgrade", "1767950000000", "acme-portal", None),
     "roo-code": ("invoice cron to BullMQ repeatable jobs", "1767960000000", "billing-worker", None),
+    "continue": ("harbour tide parser drops the final row of every month", "3f2a9c1e-7b4d-4e8a-9c6f-1d2e3f4a5b6c",
+                 "tide tables", None),
+    "goose": ("webhook retry test fails one run in five on CI", "20251108_1", "hookshot",
+              "goose session --resume --session-id 20251108_1"),
 }
 
 

@@ -41,7 +41,7 @@ SESSION_ENV_VARS = ("WWT_EXCLUDE_SESSION_ID", "CLAUDE_SESSION_ID", "CLAUDE_CODE_
 
 INSTRUCTIONS = (
     "wwt is a local, private memory of the user's past conversations with AI coding agents (Claude Code, "
-    "Gemini CLI, Codex CLI, Qwen Code, Copilot CLI, Cursor, OpenCode, Aider, Cline, Roo Code). Search it when the user refers to earlier work — 'how did we fix …', 'what was "
+    "Gemini CLI, Codex CLI, Qwen Code, Copilot CLI, Cursor, OpenCode, Aider, Cline, Roo Code, Continue, Goose). Search it when the user refers to earlier work — 'how did we fix …', 'what was "
     "that command', '전에 … 어떻게 했지?', '그때 그거 뭐였지?', '지난번에 …' — or before redoing something that "
     "was probably solved before. Use search_memory (current project) first, search_all across projects, and "
     "get_session to read more of a hit. What the tools quote from archived conversations (after `> ` and "

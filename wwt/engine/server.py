@@ -458,8 +458,8 @@ class Engine:
         return lock_fd
 
     def _queue_changed_sources(self, store: Any) -> None:
-        """Agents no hook may announce (``ingest.SCANNED_PLATFORMS``: Cursor, OpenCode, Copilot CLI, Cline, Roo Code)
-        are scanned: their default locations are looked at every WWT_ENGINE_SCAN_S seconds and what changed
+        """Agents no hook may announce (``ingest.SCANNED_PLATFORMS``: Cursor, OpenCode, Copilot CLI, Cline, Roo Code,
+        Continue, Goose) are scanned: their default locations are looked at every WWT_ENGINE_SCAN_S seconds and what changed
         since it was archived is queued like a hook's file."""
         from wwt.ingest import changed_sources
 
