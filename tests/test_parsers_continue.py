@@ -128,3 +128,14 @@ def test_discovery_follows_continue_global_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "nohome"))
     found = sorted(p.name for p, parser in discover() if getattr(parser, "platform", parser) == "continue")
     assert found == sorted([IDE.name, CLI.name, EMPTY.name])
+
+
+def test_a_rewritten_index_is_read_again(tmp_path):
+    folder = _copy(tmp_path)
+    (first,), _ = run_parser(ContinueParser(), folder / CLI.name)
+    index = folder / "sessions.json"
+    entries = json.loads(index.read_text(encoding="utf-8"))
+    entries[1]["dateCreated"] = "1767963600000"  # one hour later
+    index.write_text(json.dumps(entries, indent=2) + "\n", encoding="utf-8")
+    (again,), _ = run_parser(ContinueParser(), folder / CLI.name)
+    assert (first.started_at, again.started_at) == ("2026-01-09T12:00:00Z", "2026-01-09T13:00:00Z")

@@ -132,3 +132,14 @@ def test_detection_and_discovery(tmp_path, monkeypatch):
 def test_resume_line():
     assert resume_command("goose", "20251108_1") == "goose session --resume --session-id 20251108_1"
     assert resume_command("goose", "payments-retry") is None  # a named legacy session: no id to resume by
+
+
+def test_invalid_utf8_in_a_row_costs_only_its_bytes(tmp_path):
+    db = tmp_path / "sessions" / "sessions.db"
+    db.parent.mkdir()
+    shutil.copy(DB, db)
+    with sqlite3.connect(db) as conn:  # a title with a broken byte, as a crashed write could leave it
+        conn.execute("UPDATE sessions SET name = CAST(x'466c616b79ff' AS TEXT) WHERE id = '20251108_1'")
+    sessions, report = run_parser(GooseParser(), db)
+    assert [s.session_id for s in sessions] == ["20251108_1", "20251108_3"]
+    assert sessions[0].title == "Flaky\ufffd" and len(sessions[0].messages) == 8

@@ -30,6 +30,7 @@ Decisions:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -101,21 +102,28 @@ def _created_at(path: Path, session_id: str) -> str | None:
     """``dateCreated`` of this session in the ``sessions.json`` beside it (missing or bad: None)."""
     index = path.parent / INDEX_NAME
     try:
-        if index.stat().st_size > INDEX_MAX_BYTES:
-            return None
-        entries = json.loads(index.read_bytes())
-    except (OSError, ValueError):
+        info = index.stat()
+    except OSError:
         return None
-    if not isinstance(entries, list):
+    if info.st_size > INDEX_MAX_BYTES:
         return None
-    for entry in entries:
-        if isinstance(entry, dict) and entry.get("sessionId") == session_id:
-            raw = entry.get("dateCreated")
-            try:
-                return iso_timestamp(float(raw)) if isinstance(raw, (str, int, float)) else None
-            except ValueError:
-                return iso_timestamp(raw)
-    return None
+    return _index_dates(str(index), info.st_mtime_ns, info.st_size).get(session_id)
+
+
+@functools.lru_cache(maxsize=8)
+def _index_dates(index: str, _mtime_ns: int, _size: int) -> dict[str, str]:
+    """Session id → start, from one version of ``sessions.json`` (read once per ingest, not once per session)."""
+    try:
+        entries = json.loads(Path(index).read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    out: dict[str, str] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str):
+            when = iso_timestamp(entry.get("dateCreated"))  # epoch ms, written as a string
+            if when:
+                out[entry["sessionId"]] = when
+    return out
 
 
 def _saved_at(path: Path) -> str | None:

@@ -185,6 +185,7 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
         return
     try:
         conn.row_factory = sqlite3.Row
+        conn.text_factory = lambda raw: raw.decode("utf-8", "replace")  # one bad byte must not end the read
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not {"sessions", "messages"} <= tables:
             report.note("not a goose database (no sessions/messages tables)")
