@@ -143,3 +143,17 @@ def test_invalid_utf8_in_a_row_costs_only_its_bytes(tmp_path):
     sessions, report = run_parser(GooseParser(), db)
     assert [s.session_id for s in sessions] == ["20251108_1", "20251108_3"]
     assert sessions[0].title == "Flaky\ufffd" and len(sessions[0].messages) == 8
+
+
+def test_doctor_says_where_continue_and_goose_logs_were_found(tmp_path, monkeypatch):
+    from wwt.doctor import check_log_folders
+
+    home = tmp_path / "home"
+    (home / ".continue" / "sessions").mkdir(parents=True)
+    (home / ".local" / "share" / "goose" / "sessions").mkdir(parents=True)
+    for var in ("CONTINUE_GLOBAL_DIR", "GOOSE_PATH_ROOT", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    found = {f.area: f.message for f in check_log_folders()}
+    assert str(home / ".continue" / "sessions") in found["Continue"]
+    assert str(home / ".local" / "share" / "goose" / "sessions") in found["Goose"]
