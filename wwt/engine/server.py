@@ -459,8 +459,8 @@ class Engine:
 
     def _queue_changed_sources(self, store: Any) -> None:
         """Agents no hook may announce (``ingest.SCANNED_PLATFORMS``: Cursor, OpenCode, Copilot CLI, Cline, Roo Code,
-        Continue, Goose) are scanned: their default locations are looked at every WWT_ENGINE_SCAN_S seconds and what changed
-        since it was archived is queued like a hook's file."""
+        Continue, Goose) are scanned: their default locations are looked at every WWT_ENGINE_SCAN_S seconds and
+        what changed since it was archived is queued like a hook's file."""
         from wwt.ingest import changed_sources
 
         changed = changed_sources(store)
