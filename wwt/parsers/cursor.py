@@ -37,7 +37,7 @@ from wwt.models import FLAG_ERROR, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import bound_text, flatten_text, iso_timestamp, iter_jsonl, nfc, render_tool_call
 from wwt.parsers.noise import clean_user_text
-from wwt.parsers.opencode import SQLITE_MAGIC, open_readonly, open_readonly_or_note
+from wwt.parsers.opencode import DATABASE_ERRORS, SQLITE_MAGIC, open_readonly, open_readonly_or_note
 
 PLATFORM = "cursor"
 DB_NAME = "state.vscdb"
@@ -274,7 +274,7 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
                 key: value
                 for key, value in conn.execute("SELECT key, value FROM cursorDiskKV WHERE key LIKE 'bubbleId:%'")
             }
-    except sqlite3.Error as exc:
+    except DATABASE_ERRORS as exc:
         report.note(f"database read error: {exc}"[:200])
         return
     finally:
@@ -413,7 +413,7 @@ def _parse_store(path: Path, report: ParseReport) -> Iterator[Session]:
             root = _blob(conn, root_id) if root_id else None
             ids, workspace = _root_fields(root) if root is not None else ([], None)
             blobs = [(bid, _blob(conn, bid)) for bid in ids]
-    except sqlite3.Error as exc:
+    except DATABASE_ERRORS as exc:
         report.note(f"database read error: {exc}"[:200])
         return
     finally:

@@ -49,7 +49,7 @@ from wwt.parsers.common import (
     render_tool_call,
 )
 from wwt.parsers.noise import clean_user_text
-from wwt.parsers.opencode import SQLITE_MAGIC, open_readonly_or_note
+from wwt.parsers.opencode import DATABASE_ERRORS, SQLITE_MAGIC, open_readonly_or_note
 
 PLATFORM = "goose"
 DB_NAME = "sessions.db"
@@ -194,7 +194,7 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
             session = _db_session(conn, path, dict(row), report)
             if session is not None:
                 yield session
-    except sqlite3.Error as exc:
+    except DATABASE_ERRORS as exc:
         report.note(f"database read error: {exc}"[:200])
     finally:
         conn.close()

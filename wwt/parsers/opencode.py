@@ -133,22 +133,34 @@ def _is_tree_session(path: Path) -> bool:
 def open_readonly(path: Path) -> sqlite3.Connection:
     """An app's live SQLite database opened so that we never write it nor hold up its writer."""
     uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=0.5)
     try:
-        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=0.5)
         conn.execute("PRAGMA query_only = 1")
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         return conn
     except sqlite3.OperationalError:
-        conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=0.5)
+        conn.close()
+    except BaseException:
+        conn.close()
+        raise
+    conn = sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, timeout=0.5)
+    try:
         conn.execute("PRAGMA query_only = 1")
-        return conn
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+# A damaged schema can make SQLite's error message itself undecodable: Python raises UnicodeDecodeError for it.
+DATABASE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 
 
 def open_readonly_or_note(path: Path, report: ParseReport) -> sqlite3.Connection | None:
     """``open_readonly``, or None with the reason noted in ``report`` (one line) when it cannot be opened."""
     try:
         return open_readonly(path)
-    except sqlite3.Error as exc:
+    except DATABASE_ERRORS as exc:
         report.note(f"cannot open database: {exc}"[:200])
         return None
 
@@ -180,7 +192,7 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
             session = _build(path, info, messages, parts_by_message, report, roots)
             if session is not None:
                 yield session
-    except sqlite3.Error as exc:
+    except DATABASE_ERRORS as exc:
         report.note(f"database read error: {exc}"[:200])
     finally:
         conn.close()
@@ -293,7 +305,7 @@ def _migrated(data: Path, sid: str) -> bool:
             return conn.execute("SELECT 1 FROM session WHERE id = ?", (sid,)).fetchone() is not None
         finally:
             conn.close()
-    except sqlite3.Error:
+    except DATABASE_ERRORS:
         return False
 
 
