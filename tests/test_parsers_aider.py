@@ -322,6 +322,7 @@ def test_taking_runs_of_lines_by_search_gives_what_feeding_each_line_gives(tmp_p
         with monkeypatch.context() as patch:
             patch.setattr(aider._Run, "take_quote", lambda self, text, at: at)
             patch.setattr(aider._Run, "take_answer", lambda self, text, at: at)
+            patch.setattr(aider._Run, "take_prompt", lambda self, text, at: at)
             return parsed(path)
 
     spec = importlib.util.spec_from_file_location("real_sized_logs", Path(__file__).parents[1] / "benchmarks" /
@@ -339,7 +340,8 @@ def test_taking_runs_of_lines_by_search_gives_what_feeding_each_line_gives(tmp_p
               "> Applied edit to a.py  ", "> Running pytest -q", "> ", ">", ">not a quote", "> 3 passed  ",
               "Here is the change:", "", "   ", "  ", "\u3000", "\x0b", "\t", "a line ending in two  ", "```python",
               "x = 1", "```", "# a heading in the answer", "> a quote in the answer", "crlf line\r", "> q\r",
-              "#### typed with crlf  \r", "  \r", "> tail\x85", "line\u2028break", "#heading"]
+              "#### typed with crlf  \r", "  \r", "####  ", "####   ", "#### \u3000x \u3000  ",
+              "####\t  ", "#### ", "#### one space at the end ", "> tail\x85", "line\u2028break", "#heading"]
     rng = random.Random(1515)
     for case in range(500):
         lines = [rng.choice(shapes) for _ in range(rng.randrange(1, 90))]

@@ -210,6 +210,8 @@ def parse_history(
                     taken = state.take_quote(text, at)
                 elif state.kind == "assistant":  # an answer: up to a line that may start something else
                     taken = state.take_answer(text, at)
+                elif state.kind == "user":  # a prompt: its next lines while they are prompt lines
+                    taken = state.take_prompt(text, at)
                 else:
                     taken = at
                 if taken > at:
@@ -249,6 +251,11 @@ def parse_history(
 # starts).
 _HEADER_LINE_RE = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\S\n]*$", re.MULTILINE)
 _ANSWER_END_RE = re.compile(r"^#|^[^\S\n]*\n(?=> |>$)", re.MULTILINE)
+# A run of prompt lines (``_is_user_line``; in a trimmed file any ``####`` or ``#### …`` line), and what ``feed``
+# keeps of each (``line[5:].rstrip()``).
+_PROMPT_LINES_RE = re.compile(r"(?:####(?: (?: |.*  ))?\n)+")
+_TRIMMED_PROMPT_LINES_RE = re.compile(r"(?:####(?: .*)?\n)+")
+_PROMPT_CUT_RE = re.compile(r"^#### ?|[^\S\n]+$", re.MULTILINE)
 
 
 def _is_blank(line: str) -> bool:
@@ -312,6 +319,15 @@ class _Run:
         end = len(text) if stop is None else stop.start() if text[stop.start()] == "#" else stop.end()
         self._take(text, at, end)
         return end
+
+    def take_prompt(self, text: str, at: int) -> int:
+        """Inside a prompt: take the lines from ``at`` while they are prompt lines; returns where the rest starts."""
+        run = (_PROMPT_LINES_RE if self.strict else _TRIMMED_PROMPT_LINES_RE).match(text, at)
+        if run is None:
+            return at
+        self.lines.append(_PROMPT_CUT_RE.sub("", text[at:run.end() - 1]))
+        self.last_blank = False
+        return run.end()
 
     def feed(self, line: str, session: Session, report: ParseReport) -> None:
         blank = _is_blank(line)
