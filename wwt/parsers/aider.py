@@ -251,11 +251,9 @@ def parse_history(
 # starts).
 _HEADER_LINE_RE = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\S\n]*$", re.MULTILINE)
 _ANSWER_END_RE = re.compile(r"^#|^[^\S\n]*\n(?=> |>$)", re.MULTILINE)
-# A run of prompt lines (``_is_user_line``; in a trimmed file any ``####`` or ``#### …`` line), and what ``feed``
-# keeps of each (``line[5:].rstrip()``).
+# A run of prompt lines (``_is_user_line``; in a trimmed file any ``####`` or ``#### …`` line).
 _PROMPT_LINES_RE = re.compile(r"(?:####(?: (?: |.*  ))?\n)+")
 _TRIMMED_PROMPT_LINES_RE = re.compile(r"(?:####(?: .*)?\n)+")
-_PROMPT_CUT_RE = re.compile(r"^#### ?|[^\S\n]+$", re.MULTILINE)
 
 
 def _is_blank(line: str) -> bool:
@@ -325,7 +323,7 @@ class _Run:
         run = (_PROMPT_LINES_RE if self.strict else _TRIMMED_PROMPT_LINES_RE).match(text, at)
         if run is None:
             return at
-        self.lines.append(_PROMPT_CUT_RE.sub("", text[at:run.end() - 1]))
+        self.lines.extend([line[5:].rstrip() for line in text[at:run.end() - 1].split("\n")])
         self.last_blank = False
         return run.end()
 
