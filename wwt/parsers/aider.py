@@ -246,11 +246,8 @@ def parse_history(
             yield session
 
 
-# A run header in a text of whole lines (what ``_HEADER_RE`` matches in one line), and what ends an answer: a
-# line starting with ``#``, or a quote (``> …`` or ``>``) after a blank line (the match ends where the quote
-# starts).
+# A run header in a text of whole lines (what ``_HEADER_RE`` matches in one line).
 _HEADER_LINE_RE = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\S\n]*$", re.MULTILINE)
-_ANSWER_END_RE = re.compile(r"^#|^[^\S\n]*\n(?=> |>$)", re.MULTILINE)
 # A run of prompt lines (``_is_user_line``; in a trimmed file any ``####`` or ``#### …`` line).
 _PROMPT_LINES_RE = re.compile(r"(?:####(?: (?: |.*  ))?\n)+")
 _TRIMMED_PROMPT_LINES_RE = re.compile(r"(?:####(?: .*)?\n)+")
@@ -313,8 +310,15 @@ class _Run:
         first = text[at]
         if first == "#" or first == ">" and self.last_blank and (text.startswith("> ", at) or text[at + 1] == "\n"):
             return at
-        stop = _ANSWER_END_RE.search(text, at)
-        end = len(text) if stop is None else stop.start() if text[stop.start()] == "#" else stop.end()
+        end = text.find("\n#", at) + 1 or len(text)  # the next line starting with "#" (else the block's end)
+        quote = text.find("\n>", at, end)
+        while quote >= 0:  # a quote line ends the answer after a blank line
+            if text.startswith("> ", quote + 1) or text[quote + 2] == "\n":
+                previous = text.rfind("\n", at, quote) + 1 or at
+                if _is_blank(text[previous:quote]):
+                    end = quote + 1
+                    break
+            quote = text.find("\n>", quote + 2, end)
         self._take(text, at, end)
         return end
 
