@@ -208,9 +208,9 @@ def parse_history(
             if session is not None:
                 if state.open_quote:  # inside a multi-line tool output: up to a line ending in two spaces
                     taken = state.take_quote(text, at)
-                elif state.kind == "assistant":  # an answer: up to a line that may start something else
-                    taken = state.take_answer(text, at)
-                elif state.kind == "user":  # a prompt: its next lines while they are prompt lines
+                elif state.kind == "assistant" and text[at] != "#":  # an answer: up to a line that may start
+                    taken = state.take_answer(text, at)  # something else
+                elif state.kind == "user" and text.startswith("####", at):  # a prompt: its next prompt lines
                     taken = state.take_prompt(text, at)
                 else:
                     taken = at
@@ -332,7 +332,7 @@ class _Run:
         return run.end()
 
     def feed(self, line: str, session: Session, report: ParseReport) -> None:
-        blank = _is_blank(line)
+        blank = not line or line.isspace()  # _is_blank, inline: once per line fed
         after_blank, self.last_blank = self.last_blank, blank
         if self.open_quote:
             self.lines.append(line)
