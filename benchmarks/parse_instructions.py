@@ -27,8 +27,9 @@ import tempfile
 from pathlib import Path
 
 
-def child(root: str, path: str | None) -> None:
-    """In the measured process: import the checkout's parsers, parse ``path`` (none: the import alone)."""
+def child(root: str, path: str | None, digest_it: bool) -> None:
+    """In the measured process: import the checkout's parsers, parse ``path`` (none: the import alone). The
+    output's digest is made only in an unmeasured run (``digest_it``): it would count as parse work."""
     sys.path.insert(0, root)
     import wwt
 
@@ -40,6 +41,8 @@ def child(root: str, path: str | None) -> None:
     if path is None:
         return
     sessions, report = wwt.parsers.parse_file(Path(path))
+    if not digest_it:
+        return
     digest = hashlib.sha256()
     for session in sessions:
         digest.update(json.dumps(dataclasses.asdict(session), sort_keys=True, default=sorted).encode())
@@ -47,15 +50,21 @@ def child(root: str, path: str | None) -> None:
     print(digest.hexdigest()[:16])
 
 
-def count(root: str, path: Path | None) -> tuple[int, str]:
-    """Instructions of one child process, and what it printed."""
+def count(root: str, path: Path | None) -> int:
+    """Instructions of one child process (import, then the parse of ``path`` if given)."""
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, __file__,
                "--child", root, str(path) if path else "-"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or found is None:
         raise SystemExit(f"callgrind run failed ({root}, {path}): {done.stderr[-600:]}")
-    return int(found.group(1)), done.stdout.strip()
+    return int(found.group(1))
+
+
+def digest(root: str, path: Path) -> str:
+    """The digest of what the checkout parses from ``path`` (a plain run, not measured)."""
+    command = [sys.executable, __file__, "--child", root, str(path), "--digest"]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -65,15 +74,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--inputs", default="real-sized", help="real-sized, tiny (comma-separated)")
     ap.add_argument("--size", type=int, default=3, help="input size in MB (callgrind runs ~50x slower)")
     ap.add_argument("--child", nargs=2, metavar=("ROOT", "PATH"), help=argparse.SUPPRESS)
+    ap.add_argument("--digest", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child[0], None if args.child[1] == "-" else args.child[1])
+        child(args.child[0], None if args.child[1] == "-" else args.child[1], args.digest)
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import parse_connectors  # here, not at the top: the measured child imports no wwt but the checkout's
 
     roots = [os.path.abspath(r) for r in args.roots.split(",")]
-    imports = {root: count(root, None)[0] for root in roots}
+    imports = {root: count(root, None) for root in roots}
     with tempfile.TemporaryDirectory(prefix="wwt-instr-") as tmp:
         for inputs in args.inputs.split(","):
             for platform in args.only.split(","):
@@ -81,9 +91,8 @@ def main(argv: list[str] | None = None) -> None:
                 megabytes = path.stat().st_size / 1e6
                 per_mb, digests = [], set()
                 for root in roots:
-                    total, digest = count(root, path)
-                    per_mb.append((total - imports[root]) / megabytes / 1e6)
-                    digests.add(digest)
+                    per_mb.append((count(root, path) - imports[root]) / megabytes / 1e6)
+                    digests.add(digest(root, path))
                 change = " → ".join(f"{m:.1f}" for m in per_mb)
                 versus = f" ({(per_mb[-1] / per_mb[0] - 1) * 100:+.1f} %)" if len(per_mb) > 1 else ""
                 same = "same output" if len(digests) == 1 else "OUTPUT DIFFERS"
