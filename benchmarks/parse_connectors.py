@@ -172,10 +172,12 @@ def read_records(platform: str, path: Path) -> int:
     if platform in JSONL:
         return sum(1 for _ in iter_jsonl(path, report))
     if platform == "aider":
-        from wwt.parsers.aider import _blocks
+        from wwt.parsers.aider import _texts
 
         with open(path, "rb") as fh:
-            return sum(len(block) for block in _blocks(fh, report))
+            for _text in _texts(fh, report):  # what parse_history reads: whole lines, a block at a time
+                pass
+        return report.lines
     if platform == "cline":
         from wwt.parsers.common import iter_json_list
 

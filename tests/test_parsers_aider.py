@@ -296,3 +296,61 @@ def test_a_history_trimmed_of_trailing_spaces_still_has_prompts(tmp_path):
         ("user", "text"), ("assistant", "text"), ("user", "tool_result"), ("user", "text"), ("assistant", "text")]
     (result,) = [m for m in session.messages if m.kind == "tool_result"]
     assert result.text == "Applied edit to tally/report.py\nCommit 3f1a2b4 fix: round totals once"
+
+
+def test_taking_runs_of_lines_by_search_gives_what_feeding_each_line_gives(tmp_path, monkeypatch):
+    """A long tool output or answer is taken a run of lines at a time, found by searching the block's text; the
+    rules are those of ``_Run.feed``, which reads one line at a time. With the runs switched off every line goes
+    through ``feed``: the sessions and the report must be the same, on the fixture, on a real-sized history
+    (the genuine Claude Code sessions' texts written as Aider writes them) and on random mixes of the line
+    shapes Aider writes, with Unicode whitespace, CRLF ends and histories trimmed of trailing spaces."""
+    import dataclasses
+    import importlib.util
+    import random
+
+    from _shared import REAL_FIXTURES
+
+    import wwt.parsers.aider as aider
+    from wwt.models import ParseReport
+
+    def parsed(path):
+        report = ParseReport(path=str(path))
+        sessions = list(aider.AiderParser().parse(path, report))
+        return [dataclasses.asdict(s) for s in sessions], dataclasses.asdict(report)
+
+    def line_by_line(path):
+        with monkeypatch.context() as patch:
+            patch.setattr(aider._Run, "take_quote", lambda self, text, at: at)
+            patch.setattr(aider._Run, "take_answer", lambda self, text, at: at)
+            patch.setattr(aider._Run, "take_prompt", lambda self, text, at: at)
+            return parsed(path)
+
+    spec = importlib.util.spec_from_file_location("real_sized_logs", Path(__file__).parents[1] / "benchmarks" /
+                                                  "real_sized_logs.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)  # type: ignore[union-attr]
+    sized = builder.build("aider", tmp_path / "sized", 1, REAL_FIXTURES / "claude-code", "")
+    for path in (HISTORY, sized):
+        whole = parsed(path)
+        assert whole[0] and whole == line_by_line(path)
+
+    shapes = ["# aider chat started at 2026-03-14 09:05:11", "# aider chat started at 2026-03-14 09:05:11  ",
+              "# aider chat started at 2026-03-14 09:05:11\u3000", "# aider chat is not a header",
+              "#### fix the parser  ", "#### no two spaces", "####", "#### /code make it so  ", "make it so",
+              "> Applied edit to a.py  ", "> Running pytest -q", "> ", ">", ">not a quote", "> 3 passed  ",
+              "Here is the change:", "", "   ", "  ", "\u3000", "\x0b", "\t", "a line ending in two  ", "```python",
+              "x = 1", "```", "# a heading in the answer", "> a quote in the answer", "crlf line\r", "> q\r",
+              "#### typed with crlf  \r", "  \r", "####  ", "####   ", "#### \u3000x \u3000  ",
+              "####\t  ", "#### ", "#### one space at the end ", "> tail\x85", "line\u2028break", "#heading"]
+    rng = random.Random(1515)
+    for case in range(500):
+        lines = [rng.choice(shapes) for _ in range(rng.randrange(1, 90))]
+        if rng.random() < 0.85:
+            lines.insert(0, shapes[0])
+        if rng.random() < 0.2:  # trimmed of trailing whitespace: every "#### " line a prompt, "> " line a tool line
+            lines = [line.rstrip(" ") for line in lines]
+        path = tmp_path / f"{case}" / ".aider.chat.history.md"
+        path.parent.mkdir()
+        path.write_text("\n".join(lines) + rng.choice(["", "\n"]), encoding="utf-8", newline="")
+        monkeypatch.setattr(aider, "_BLOCK", rng.choice([16, 64, 1 << 18]))
+        assert parsed(path) == line_by_line(path), lines

@@ -316,3 +316,21 @@ def test_a_live_store_whose_schema_is_still_in_its_wal_is_recognised_by_where_it
         assert parser_for(elsewhere) is None
     finally:
         writer.close()
+
+
+def test_the_user_query_parts_are_those_the_tag_regex_finds():
+    """The typed prompt is read from the ``<user_query>`` parts by substring search; the rule is the regex
+    ``<user_query>\\s*(.*?)\\s*</user_query>`` (DOTALL, every match): same parts on random mixes of tags, text,
+    ASCII and Unicode whitespace, unclosed and nested tags."""
+    import random
+    import re
+
+    from wwt.parsers.cursor import _user_queries
+
+    rule = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
+    pieces = ["<user_query>", "</user_query>", "<user_query", "user_query>", "why does it fail?", " ", "\n",
+              "\t", "\u3000", "\xa0", "\u2028", "x", "<user_info>OS: linux</user_info>", "한국어", "</", "<"]
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 14)))
+        assert _user_queries(text) == rule.findall(text), text

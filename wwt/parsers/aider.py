@@ -59,16 +59,16 @@ class AiderParser:
             return
         with fh:
             strict = _keeps_hard_breaks(read_head(path, TRAILING_SPACES_PROBE))
-            yield from parse_history(_blocks(fh, report), path, report, strict=strict)
+            yield from parse_history(_texts(fh, report), path, report, strict=strict)
 
 
 _BLOCK = 1 << 18  # bytes read at a time; memory is a block plus the longest line, whatever the file size
 
 
-def _blocks(fh: Any, report: ParseReport) -> Iterator[list[str]]:
-    """The file's lines (split at ``\n``, line ends dropped), a block of whole lines at a time: read and decoded
-    a block at a time; a block with invalid UTF-8 is decoded line by line (bad bytes replaced, each such line
-    counted and named by its number)."""
+def _texts(fh: Any, report: ParseReport) -> Iterator[str]:
+    """The file a block of whole lines at a time, as text: each line ends in ``\n`` (one is added after a last
+    line without it), ``\r`` before a line end dropped. Read and decoded a block at a time; a block with invalid
+    UTF-8 is decoded line by line (bad bytes replaced, each such line counted and named by its number)."""
     pending: list[bytes] = []  # a line longer than a block, gathered until its end comes
     number = 0  # lines handed out before this block
     while block := fh.read(_BLOCK):
@@ -78,25 +78,36 @@ def _blocks(fh: Any, report: ParseReport) -> Iterator[list[str]]:
             continue
         whole = b"".join([*pending, block[:cut]]) if pending else block[:cut]
         pending = [block[cut:]] if cut < len(block) else []
-        lines = _block_lines(whole, report, number)
-        number += len(lines)
-        yield lines
+        lines = whole.count(b"\n")
+        yield _block_text(whole, report, number, lines)
+        number += lines
     if pending:
-        yield _block_lines(b"".join(pending), report, number)
+        yield _block_text(b"".join(pending), report, number, 1)  # the last line, without a line end
 
 
-def _block_lines(data: bytes, report: ParseReport, number: int) -> list[str]:
+def _blocks(fh: Any, report: ParseReport) -> Iterator[list[str]]:
+    """The file's lines (split at ``\n``, line ends dropped), a block of whole lines at a time."""
+    for text in _texts(fh, report):
+        yield text.split("\n")[:-1]
+
+
+_CR_END_RE = re.compile(r"\r+$", re.MULTILINE)  # what ``line.rstrip("\r")`` drops from each line
+
+
+def _block_text(data: bytes, report: ParseReport, number: int, lines: int) -> str:
+    """``data``: whole lines, but for the file's last; ``lines`` of them, after ``number`` lines."""
     report.end_offset += len(data)
+    report.lines += lines
     try:
-        texts = data.decode("utf-8").split("\n")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raws = data.split(b"\n")
         if not raws[-1]:
             raws.pop()
-        return [_decoded(raw, report, number + i) for i, raw in enumerate(raws, 1)]
-    if not texts[-1]:
-        texts.pop()  # the block ends a line (else its last line is the file's last, which has no line end)
-    return [line.rstrip("\r") for line in texts] if b"\r" in data else texts
+        return "".join(_decoded(raw, report, number + i) + "\n" for i, raw in enumerate(raws, 1))
+    if not text.endswith("\n"):
+        text += "\n"  # the file's last line, which has no line end
+    return _CR_END_RE.sub("", text) if "\r" in text else text
 
 
 def _decoded(raw: bytes, report: ParseReport, number: int) -> str:
@@ -178,12 +189,12 @@ def _keeps_hard_breaks(head: bytes) -> bool:
 
 
 def parse_history(
-    blocks: Iterable[list[str]], path: Path, report: ParseReport, strict: bool = True
+    texts: Iterable[str], path: Path, report: ParseReport, strict: bool = True
 ) -> Iterator[Session]:
-    """Split the file into runs and each run into user / assistant / tool blocks. ``blocks``: the file's lines,
-    a list at a time (most lines of a long tool output or answer are taken a run of lines at a time).
-    ``strict``: the file kept the two spaces that mark a prompt or tool line; without them every ``#### `` line
-    is a prompt and every ``> `` line a whole tool line."""
+    """Split the file into runs and each run into user / assistant / tool blocks. ``texts``: the file, a block of
+    whole lines at a time, each line ending in ``\n`` (``_texts``); the lines of a long tool output or answer are
+    found by searching the text, not one at a time. ``strict``: the file kept the two spaces that mark a prompt
+    or tool line; without them every ``#### `` line is a prompt and every ``> `` line a whole tool line."""
     folder = str(path.resolve().parent) if path.is_absolute() or path.exists() else str(path.parent)
     root = folder  # Aider writes the file at the repository's root: that folder is the project
     path_hash = hashlib.sha1(os.path.realpath(path).encode("utf-8", "replace")).hexdigest()[:8]
@@ -191,14 +202,26 @@ def parse_history(
     seen_ids: dict[str, int] = {}
     session: Session | None = None
     state = _Run(strict=strict)
-    for lines in blocks:
-        report.lines += len(lines)
-        i, size = 0, len(lines)
-        while i < size:
-            line = lines[i]
+    for text in texts:
+        at, size = 0, len(text)
+        while at < size:
+            if session is not None:
+                if state.open_quote:  # inside a multi-line tool output: up to a line ending in two spaces
+                    taken = state.take_quote(text, at)
+                elif state.kind == "assistant" and text[at] != "#":  # an answer: up to a line that may start
+                    taken = state.take_answer(text, at)  # something else
+                elif state.kind == "user" and text.startswith("####", at):  # a prompt: its next prompt lines
+                    taken = state.take_prompt(text, at)
+                else:
+                    taken = at
+                if taken > at:
+                    at = taken
+                    continue
+            end = text.index("\n", at)
+            line = text[at:end]
+            at = end + 1
             header = _HEADER_RE.match(line) if line.startswith("# aider chat") else None
             if header:
-                i += 1
                 if session is not None:
                     state.flush(session, report)
                     if session.messages:
@@ -213,26 +236,25 @@ def parse_history(
                 state = _Run(timestamp=when, strict=strict)
                 continue
             if session is None:
-                i += 1
                 if line.strip():
                     report.unknown_records += 1  # text before the first run header
                 continue
-            start = i
-            if state.open_quote:  # inside a multi-line tool output: its lines up to one ending in two spaces
-                i = state.take_quote(lines, i)
-            elif state.kind == "assistant":  # an answer: its lines up to one that may start something else
-                i = state.take_answer(lines, i)
-            if i == start:  # nothing taken: the line may start a block
-                state.feed(line, session, report)
-                i += 1
+            state.feed(line, session, report)
     if session is not None:
         state.flush(session, report)
         if session.messages:
             yield session
 
 
-def _is_header(line: str) -> bool:
-    return line.startswith("# aider chat") and _HEADER_RE.match(line) is not None
+# A run header in a text of whole lines (what ``_HEADER_RE`` matches in one line).
+_HEADER_LINE_RE = re.compile(r"^# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\S\n]*$", re.MULTILINE)
+# A run of prompt lines (``_is_user_line``; in a trimmed file any ``####`` or ``#### …`` line).
+_PROMPT_LINES_RE = re.compile(r"(?:####(?: (?: |.*  ))?\n)+")
+_TRIMMED_PROMPT_LINES_RE = re.compile(r"(?:####(?: .*)?\n)+")
+
+
+def _is_blank(line: str) -> bool:
+    return not line or line.isspace()  # what ``not line.strip()`` says, without a copy per line
 
 
 class _Run:
@@ -242,54 +264,75 @@ class _Run:
         self.timestamp = timestamp
         self.strict = strict
         self.kind: str | None = None  # "user" | "tool" | "assistant"
-        self.lines: list[str] = []
+        self.lines: list[str] = []  # the block's lines, or runs of them joined by "\n"
         self.open_quote = False  # inside a multi-line tool output (one "> " prefix, one two-space end)
         self.prompted = False  # a user prompt was seen in this run (blockquotes before it are the banner)
         self.count = 0
         self.last_blank = True
-        self.last_answer: str | None = None  # the latest answer, as compared with a prompt
+        self.last_answer: str | None = None  # the latest answer, as made (``_plain`` of it when compared)
+        self._plain_answer: tuple[str, str] | None = None  # (answer, its ``_plain``) once computed
 
     def _not_typed(self, text: str) -> bool:
         """Prompts Aider writes itself: the architect's answer handed to the editor model (logged again as a
         prompt once the edit is accepted) and the lint report ``/lint`` / ``--lint`` sends."""
-        return text.startswith(LINT_PROMPT) or (self.last_answer is not None and _plain(text) == self.last_answer)
+        if text.startswith(LINT_PROMPT):
+            return True
+        answer = self.last_answer
+        if answer is None:
+            return False
+        if self._plain_answer is None or self._plain_answer[0] is not answer:
+            self._plain_answer = (answer, _plain(answer))
+        return _plain(text) == self._plain_answer[1]
 
-    def take_quote(self, lines: list[str], i: int) -> int:
-        """Inside a multi-line tool output: take ``lines[i:]`` up to and with the first that ends in two spaces
-        (or up to a run header); returns where the rest starts."""
-        start, size = i, len(lines)
-        while i < size:
-            line = lines[i]
-            if line[:1] == "#" and _is_header(line):
-                break
-            i += 1
-            if line.endswith("  "):
-                self.open_quote = False
-                break
-        if i > start:
-            self.lines.extend(lines[start:i])
-            last = lines[i - 1]
-            self.last_blank = not last or last.isspace()
-        return i
+    def _take(self, text: str, start: int, end: int) -> None:
+        """Add the lines of ``text[start:end]`` (whole lines, ``end`` just after a line end) to the block."""
+        self.lines.append(text[start:end - 1])
+        last = text.rfind("\n", start, end - 1)
+        self.last_blank = _is_blank(text[last + 1 if last >= 0 else start:end - 1])
 
-    def take_answer(self, lines: list[str], i: int) -> int:
-        """Inside an answer: take ``lines[i:]`` up to the first that may start a prompt, a tool output or a run
-        (a line starting with ``#``, or a quote after a blank line); returns where the rest starts."""
-        start, size, blank = i, len(lines), self.last_blank
-        while i < size:
-            line = lines[i]
-            first = line[:1]
-            if first == "#" or first == ">" and blank and (line == ">" or line.startswith("> ")):
-                break
-            blank = not line or line.isspace()
-            i += 1
-        if i > start:
-            self.lines.extend(lines[start:i])
-            self.last_blank = blank
-        return i
+    def take_quote(self, text: str, at: int) -> int:
+        """Inside a multi-line tool output: take the lines from ``at`` up to and with the first that ends in two
+        spaces (or up to a run header); returns where the rest starts."""
+        found = text.find("  \n", at)
+        end = len(text) if found < 0 else found + 3
+        header = _HEADER_LINE_RE.search(text, at, end) if text.find("# aider chat", at, end) >= 0 else None
+        if header is not None:
+            end = header.start()
+        elif found >= 0:
+            self.open_quote = False
+        if end > at:
+            self._take(text, at, end)
+        return end
+
+    def take_answer(self, text: str, at: int) -> int:
+        """Inside an answer: take the lines from ``at`` up to the first that may start a prompt, a tool output or
+        a run (a line starting with ``#``, or a quote after a blank line); returns where the rest starts."""
+        first = text[at]
+        if first == "#" or first == ">" and self.last_blank and (text.startswith("> ", at) or text[at + 1] == "\n"):
+            return at
+        end = text.find("\n#", at) + 1 or len(text)  # the next line starting with "#" (else the block's end)
+        quote = text.find("\n>", at, end)
+        while quote >= 0:  # a quote line ends the answer after a blank line
+            if text.startswith("> ", quote + 1) or text[quote + 2] == "\n":
+                previous = text.rfind("\n", at, quote) + 1 or at
+                if _is_blank(text[previous:quote]):
+                    end = quote + 1
+                    break
+            quote = text.find("\n>", quote + 2, end)
+        self._take(text, at, end)
+        return end
+
+    def take_prompt(self, text: str, at: int) -> int:
+        """Inside a prompt: take the lines from ``at`` while they are prompt lines; returns where the rest starts."""
+        run = (_PROMPT_LINES_RE if self.strict else _TRIMMED_PROMPT_LINES_RE).match(text, at)
+        if run is None:
+            return at
+        self.lines.extend([line[5:].rstrip() for line in text[at:run.end() - 1].split("\n")])
+        self.last_blank = False
+        return run.end()
 
     def feed(self, line: str, session: Session, report: ParseReport) -> None:
-        blank = not line or line.isspace()  # what ``not line.strip()`` says, without a copy per line
+        blank = not line or line.isspace()  # _is_blank, inline: once per line fed
         after_blank, self.last_blank = self.last_blank, blank
         if self.open_quote:
             self.lines.append(line)
@@ -344,6 +387,6 @@ class _Run:
             message = Message(native, "user", "tool_result", nfc(bound_text(text)), self.timestamp, tool_name="aider")
         else:
             message = Message(native, "assistant", "text", nfc(text), self.timestamp)
-            self.last_answer = _plain(text)
+            self.last_answer = text
         self.count += 1
         session.messages.append(message)

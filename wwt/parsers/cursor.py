@@ -51,7 +51,7 @@ RESULT_BLOCKS = frozenset({"tool_result", "tool-result"})
 OTHER_AGENTS_KEYS = frozenset({"type", "uuid", "parentUuid", "sessionId", "timestamp", "payload", "id"})
 _CUT_LINE_RE = re.compile(rb'\{"role":"(?:user|assistant)","message":\{"content":')
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_QUERY_RE = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
+_QUERY_OPEN, _QUERY_CLOSE = "<user_query>", "</user_query>"
 _USER_INFO_RE = re.compile(r"<user_info>.*?</user_info>", re.DOTALL)
 _WORKSPACE_LINE_RE = re.compile(r"^Workspace Path:[ \t]*(/.*?)[ \t]*$", re.MULTILINE)
 
@@ -176,12 +176,27 @@ def _project_of(path: Path) -> str | None:
 def user_query_text(text: str) -> str | None:
     """What the user typed: the ``<user_query>`` parts when present (the rest is context Cursor adds); else the
     text without the ``<user_info>`` block (OS, shell, workspace path) Cursor puts before it."""
-    queries = _QUERY_RE.findall(text)
+    queries = _user_queries(text)
     if queries:
         text = "\n\n".join(q for q in queries if q.strip())
     else:
         text = _USER_INFO_RE.sub("", text)
     return clean_user_text(text)
+
+
+def _user_queries(text: str) -> list[str]:
+    r"""Each ``<user_query>`` part up to the next ``</user_query>``, stripped, in order (what
+    ``re.findall(r"<user_query>\s*(.*?)\s*</user_query>", text, re.DOTALL)`` gives), found by substring search: a
+    lazy regex group tries its closing tag at every character of a long prompt."""
+    out: list[str] = []
+    at = text.find(_QUERY_OPEN)
+    while at >= 0:
+        end = text.find(_QUERY_CLOSE, at + len(_QUERY_OPEN))
+        if end < 0:
+            break
+        out.append(text[at + len(_QUERY_OPEN):end].strip())
+        at = text.find(_QUERY_OPEN, end + len(_QUERY_CLOSE))
+    return out
 
 
 def _parent_of(path: Path) -> str | None:

@@ -35,6 +35,7 @@ from typing import Any
 from wwt.models import FLAG_ERROR, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
+    _json_value,
     bound_text,
     iso_timestamp,
     load_json_file,
@@ -222,8 +223,8 @@ def session_rows(
 
 def _loads(data: Any, report: ParseReport) -> dict[str, Any] | None:
     report.lines += 1
-    try:
-        obj = json.loads(data) if isinstance(data, (str, bytes)) else None
+    try:  # a TEXT column (what OpenCode writes): json.loads without its wrappers; a BLOB: json.loads itself
+        obj = _json_value(data) if isinstance(data, str) else json.loads(data) if isinstance(data, bytes) else None
     except ValueError:
         obj = None
     if not isinstance(obj, dict):

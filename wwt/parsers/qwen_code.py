@@ -45,6 +45,8 @@ from wwt.parsers.gemini_cli import _response_text
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "qwen-code"
+_NO_FLAGS: frozenset[str] = frozenset()
+_SIDECHAIN = frozenset({FLAG_SIDECHAIN})
 ENVELOPE_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 INJECTED_USER_SUBTYPES = frozenset({"notification", "cron", "goal_runtime", "agent_launch_prompt"})
 _PARTS_MESSAGE_RE = re.compile(rb'"message"\s*:\s*\{\s*"role"\s*:\s*"[A-Za-z]+"\s*,\s*"parts"\s*:')
@@ -197,20 +199,25 @@ def _new_session(path: Path, sid: str, obj: dict[str, Any]) -> Session:
 
 
 def _apply(obj: dict[str, Any], offset: int, session: Session, report: ParseReport) -> None:
-    cwd = obj.get("cwd")
-    if isinstance(cwd, str) and cwd.strip() and session.cwd is None:
-        session.cwd = cwd.strip()
-        session.project_path = project_root(session.cwd)
-        session.project = project_name(session.project_path)
+    if session.cwd is None:  # the first record naming a folder sets it
+        cwd = obj.get("cwd")
+        if isinstance(cwd, str) and cwd.strip():
+            session.cwd = cwd.strip()
+            session.project_path = project_root(session.cwd)
+            session.project = project_name(session.project_path)
     branch = obj.get("gitBranch")
     if isinstance(branch, str) and branch.strip():
         session.git_branch = branch.strip()
     rtype, subtype = obj.get("type"), obj.get("subtype")
     uid = str(obj.get("uuid") or f"@{offset}")
-    parent = obj.get("parentUuid") if isinstance(obj.get("parentUuid"), str) else None
+    parent = obj.get("parentUuid")
+    if not isinstance(parent, str):
+        parent = None
     ts = iso_timestamp(obj.get("timestamp"))
-    flags = frozenset({FLAG_SIDECHAIN}) if obj.get("isSidechain") and session.parent_session_id is None else frozenset()
-    payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
+    flags = _SIDECHAIN if obj.get("isSidechain") and session.parent_session_id is None else _NO_FLAGS
+    payload = obj.get("systemPayload")
+    if not isinstance(payload, dict):
+        payload = {}
     if rtype == "system":
         _apply_system(subtype, payload, uid, parent, ts, session, report)
         return
@@ -280,20 +287,29 @@ def _text(parts: list[Any]) -> str:
 
 
 def _assistant(uid: str, parts: list[Any], ts: str | None, parent: str | None, flags: frozenset[str]) -> list[Message]:
+    """Thinking (the ``thought`` parts), then the text (``_text``), then each ``functionCall``: one pass over the
+    parts."""
     out: list[Message] = []
-    thoughts = [
-        p["text"] for p in parts if isinstance(p, dict) and p.get("thought") and isinstance(p.get("text"), str)
-    ]
+    thoughts: list[str] = []
+    texts: list[str] = []
+    calls: list[tuple[int, dict[str, Any]]] = []
+    for index, part in enumerate(parts):
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict):
+            text = part.get("text")
+            if isinstance(text, str):
+                (thoughts if part.get("thought") else texts).append(text)
+            call = part.get("functionCall")
+            if isinstance(call, dict):
+                calls.append((index, call))
     thinking = "\n\n".join(t for t in thoughts if t.strip())
     if thinking:
         out.append(Message(f"{uid}#thinking", "assistant", "thinking", nfc(thinking), ts, parent_id=parent, flags=flags))
-    text = _text(parts).strip()
+    text = "\n\n".join(t for t in texts if t.strip()).strip()
     if text:
         out.append(Message(uid, "assistant", "text", nfc(text), ts, parent_id=parent, flags=flags))
-    for index, part in enumerate(parts):
-        call = part.get("functionCall") if isinstance(part, dict) else None
-        if not isinstance(call, dict):
-            continue
+    for index, call in calls:
         name = call.get("name") if isinstance(call.get("name"), str) else "tool"
         call_id = str(call.get("id") or index)
         out.append(
