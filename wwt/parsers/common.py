@@ -141,6 +141,20 @@ def _json_value(text: str) -> Any:
     return value
 
 
+def first_head_value(head: bytes, lines: int = 20) -> Any | None:
+    """The first of ``head``'s first ``lines`` lines that parses as JSON (blank and undecodable lines passed
+    over), or None: what a detector that judges a log by its first record looks at."""
+    for raw in head.split(b"\n")[:lines]:
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            return json.loads(raw)
+        except ValueError:
+            continue
+    return None
+
+
 def open_or_note(path: Path, report: ParseReport) -> BinaryIO | None:
     """The file opened for binary reading, or None with a ``cannot open: …`` note in ``report``."""
     try:

@@ -17,7 +17,6 @@ Decisions:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from wwt.models import FLAG_ERROR, Message, ParseReport, Session, earliest, late
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
     bound_text,
+    first_head_value,
     flatten_text,
     iso_timestamp,
     iter_jsonl,
@@ -92,16 +92,7 @@ def looks_like_copilot(path: Path, head: bytes) -> bool:
     ``data`` object), or a legacy ``.json`` object holding ``sessionId`` and ``chatMessages``."""
     name = path.name
     if name.endswith(".jsonl"):
-        for raw in head.split(b"\n")[:20]:
-            raw = raw.strip()
-            if not raw:
-                continue
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                continue
-            return is_copilot_event(obj)
-        return False
+        return is_copilot_event(first_head_value(head))
     if name.endswith(".json"):
         text = head.lstrip()
         return text.startswith(b"{") and b'"chatMessages"' in text and b'"sessionId"' in text

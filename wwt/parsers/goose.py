@@ -42,6 +42,7 @@ from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, Message, ParseReport, Session,
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
     bound_text,
+    first_head_value,
     flatten_text,
     iso_timestamp,
     iter_jsonl,
@@ -124,16 +125,8 @@ def looks_like_goose(path: Path, head: bytes) -> bool:
         return (b"content_json" in head and b"working_dir" in head) or path.parent.name == "sessions"
     if not path.name.endswith(".jsonl"):
         return False
-    for raw in head.split(b"\n")[:20]:
-        raw = raw.strip()
-        if not raw:
-            continue
-        try:
-            obj = json.loads(raw)
-        except ValueError:
-            continue
-        return is_goose_metadata(obj) or is_goose_message(obj)
-    return False
+    obj = first_head_value(head)
+    return is_goose_metadata(obj) or is_goose_message(obj)
 
 
 # --------------------------------------------------------------------------------------------- JSONL
