@@ -418,6 +418,29 @@ def load_json_file(path: Path, report: ParseReport, max_bytes: int = 256 * 1024 
         return None
 
 
+def load_session_object(path: Path, report: ParseReport, list_key: str, agent: str) -> dict[str, Any] | None:
+    """A session file written whole as one object holding its messages under ``list_key`` (Copilot CLI's older
+    ``.json``, Continue's sessions), or None — counted, with a note naming ``agent`` — when it is something else."""
+    data = load_json_file(path, report)
+    if isinstance(data, dict) and isinstance(data.get(list_key), list):
+        return data
+    if data is not None:
+        report.unknown_records += 1
+        report.note(f"not a {agent} session object: skipped")
+    return None
+
+
+def rewritten_whole(path: Path, report: ParseReport, start_offset: int) -> None:
+    """A source its agent rewrites in place (a database, a session store): a parse from an offset reads it all and
+    its result replaces what was archived; the resume point is the file's size."""
+    if start_offset:
+        report.requires_full_reparse = True
+    try:
+        report.end_offset = path.stat().st_size
+    except OSError:
+        pass
+
+
 def load_json_object(
     path: Path, report: ParseReport, list_key: str, max_bytes: int = 256 * 1024 * 1024
 ) -> Any:

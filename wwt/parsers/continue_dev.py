@@ -41,7 +41,14 @@ from urllib.parse import unquote, urlparse
 
 from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.claude_code import project_name, project_root
-from wwt.parsers.common import bound_text, flatten_text, iso_timestamp, load_json_file, nfc, render_tool_call
+from wwt.parsers.common import (
+    bound_text,
+    flatten_text,
+    iso_timestamp,
+    load_session_object,
+    nfc,
+    render_tool_call,
+)
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "continue"
@@ -134,11 +141,8 @@ def _saved_at(path: Path) -> str | None:
 
 
 def _parse_session(path: Path, report: ParseReport) -> Iterator[Session]:
-    data = load_json_file(path, report)
-    if not isinstance(data, dict) or not isinstance(data.get("history"), list):
-        if data is not None:
-            report.unknown_records += 1
-            report.note("not a Continue session object: skipped")
+    data = load_session_object(path, report, "history", "Continue")
+    if data is None:
         return
     sid = data.get("sessionId")
     session = Session(

@@ -31,7 +31,7 @@ from wwt.parsers.common import (
     flatten_text,
     iso_timestamp,
     iter_jsonl,
-    load_json_file,
+    load_session_object,
     lookback_offset,
     nfc,
     render_tool_call,
@@ -247,13 +247,10 @@ def _tool_result(eid: str, data: dict[str, Any], ts: str | None, parent: str | N
 
 
 def _parse_legacy(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
-    data = load_json_file(path, report)
     if start_offset:
         report.requires_full_reparse = True  # rewritten whole: the result replaces, never appends
-    if not isinstance(data, dict) or not isinstance(data.get("chatMessages"), list):
-        if data is not None:
-            report.unknown_records += 1
-            report.note("not a Copilot CLI session object: skipped")
+    data = load_session_object(path, report, "chatMessages", "Copilot CLI")
+    if data is None:
         return
     sid = data.get("sessionId")
     session = Session(

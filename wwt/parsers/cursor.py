@@ -35,7 +35,15 @@ from urllib.parse import unquote, urlparse
 
 from wwt.models import FLAG_ERROR, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
-from wwt.parsers.common import bound_text, flatten_text, iso_timestamp, iter_jsonl, nfc, render_tool_call
+from wwt.parsers.common import (
+    bound_text,
+    flatten_text,
+    iso_timestamp,
+    iter_jsonl,
+    nfc,
+    render_tool_call,
+    rewritten_whole,
+)
 from wwt.parsers.noise import clean_user_text
 from wwt.parsers.opencode import DATABASE_ERRORS, SQLITE_MAGIC, open_readonly, open_readonly_or_note
 
@@ -71,12 +79,7 @@ class CursorParser:
         report.platform = PLATFORM
         path = Path(path)
         if path.name in (DB_NAME, STORE_NAME):
-            if start_offset:
-                report.requires_full_reparse = True
-            try:
-                report.end_offset = path.stat().st_size
-            except OSError:
-                pass
+            rewritten_whole(path, report, start_offset)
             yield from (_parse_db(path, report) if path.name == DB_NAME else _parse_store(path, report))
         else:
             yield from _parse_transcript(path, report, start_offset)

@@ -48,6 +48,7 @@ from wwt.parsers.common import (
     iter_jsonl,
     nfc,
     render_tool_call,
+    rewritten_whole,
 )
 from wwt.parsers.noise import clean_user_text
 from wwt.parsers.opencode import DATABASE_ERRORS, SQLITE_MAGIC, open_readonly_or_note
@@ -89,12 +90,7 @@ class GooseParser:
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = PLATFORM
         path = Path(path)
-        if start_offset:
-            report.requires_full_reparse = True  # both forms are rewritten in place: the result replaces
-        try:
-            report.end_offset = path.stat().st_size
-        except OSError:
-            pass
+        rewritten_whole(path, report, start_offset)  # both forms: the JSONL file too is rewritten whole
         if path.name == DB_NAME:
             yield from _parse_db(path, report)
         elif (path.parent / DB_NAME).exists():

@@ -42,6 +42,7 @@ from wwt.parsers.common import (
     load_json_object,
     nfc,
     render_tool_call,
+    rewritten_whole,
 )
 from wwt.parsers.noise import clean_user_text
 
@@ -72,12 +73,7 @@ class OpenCodeParser:
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = PLATFORM
         path = Path(path)
-        if start_offset:
-            report.requires_full_reparse = True  # whole-file source: the result replaces, never appends
-        try:
-            report.end_offset = path.stat().st_size
-        except OSError:
-            pass
+        rewritten_whole(path, report, start_offset)
         if path.name.endswith(".db"):
             yield from _parse_db(path, report)
         elif _is_legacy_session(path):
