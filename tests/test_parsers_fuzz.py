@@ -118,10 +118,6 @@ def test_a_first_record_cut_short_and_glued_to_the_next_does_not_hide_the_log(tm
     assert parser_for(glued) is parser_for(whole)
 
 
-def _bag_of(path: Path) -> Counter:
-    return message_bag(path)
-
-
 @pytest.mark.parametrize("fixture", JSONL_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_junk_on_the_same_line_as_a_record_does_not_cost_the_record(tmp_path, fixture):
     # A crash left a few bytes (or a cut non-JSON line) and the next append followed on the same line; or an

@@ -279,13 +279,12 @@ def glued_records(line: bytes, lead: int = 0) -> tuple[int, list[tuple[int, dict
         except (ValueError, RecursionError):
             pass
     records: list[tuple[int, dict[str, Any]]] = []
-    pos = 0 if text.startswith("{") else -1
-    if pos < 0:  # junk before the records: they start at a record opening
-        broken = 1
+    pos = 0
+    if not text.startswith("{"):  # junk before the records: they start at a record opening
+        records = _run_after_cut(text, -1) or []
+        pos, broken = len(text), 1
     while pos < len(text):
         try:
-            if pos < 0:
-                raise ValueError("not at a record")
             value, end = _DECODER.raw_decode(text, pos)
         except (ValueError, RecursionError):
             rest = _run_after_cut(text, pos)
