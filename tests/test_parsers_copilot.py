@@ -193,3 +193,21 @@ def test_a_line_without_data_or_with_another_agents_envelope_is_still_not_an_eve
     assert not PARSER.detect(path, read_head(path))
     path.write_text('{"type":"response_item","payload":{"type":"message"},"timestamp":"2026-10-02T13:40:12Z"}\n')
     assert not PARSER.detect(path, read_head(path))
+
+
+# Copilot CLI writes a skill it loads as a ``user.message`` of its own: ``data.source`` is ``skill-<name>``
+# and/or the content is a ``<skill-context name=…>`` block (kenn-io/agentsview
+# internal/parser/copilot_test.go, 5386007, skips both). The user never typed it. Re-created by hand, with a
+# ``session.start`` whose ``data`` holds ``cwd`` directly and a tool request carrying ``input`` (the shapes of
+# Dicklesworthstone/coding_agent_session_search tests/connector_copilot_cli.rs, 2a1fc6f).
+SKILLS = OWN / "skill-turns" / "9c41e7a2-3b58-4d06-8f1e-2a7d6c5b4e39" / "events.jsonl"
+
+
+def test_a_loaded_skill_is_not_the_users_words():
+    session, report = only(SKILLS)
+    assert user_texts(session) == ["draft the notes for the ledger export fixes since the last tag"]
+    assert "skill-context" not in all_text(session) and "Added, Fixed" not in all_text(session)
+    assert report.skipped_messages == 3
+    assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 2, ("assistant", "tool_call"): 1,
+                               ("user", "tool_result"): 1}
+    assert session.started_at == "2026-11-04T08:15:00Z" and session.ended_at == "2026-11-04T08:15:12Z"

@@ -46,6 +46,8 @@ LIFECYCLE_EVENTS = frozenset({"assistant.turn_start", "assistant.turn_end", "ses
                               "session.resume", "session.truncation", "assistant.usage"})
 NAME_LOOKBACK = 64  # lines re-read on resume to name the tools whose results are appended
 _SUMMARY_RE = re.compile(r"^summary:[ \t]*(.*)$", re.MULTILINE)
+# A skill the CLI loads is written as a user.message: ``source`` ``skill-<name>``, content in <skill-context>.
+_SKILL_CONTEXT_RE = re.compile(r"<skill-context\b[^>]*>.*?(?:</skill-context>|\Z)", re.DOTALL)
 
 
 class CopilotCliParser:
@@ -172,8 +174,7 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
                 session.git_branch = context["branch"].strip()
             session.started_at = iso_timestamp(data.get("startTime")) or ts
         elif etype == "user.message":
-            content = data.get("content")
-            cleaned = clean_user_text(content if isinstance(content, str) else flatten_text(content))
+            cleaned = _typed_text(data)
             if cleaned is None:
                 report.skipped_messages += 1
                 continue
@@ -195,6 +196,19 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
         session.ended_at = latest(stamps)
     if session.messages:
         yield session
+
+
+def _typed_text(data: dict[str, Any]) -> str | None:
+    """What the user typed in a ``user.message``: None for a skill the CLI loaded (``source: skill-…``) and
+    without any ``<skill-context>`` block the CLI put in; then the shared noise rules."""
+    source = data.get("source")
+    if isinstance(source, str) and source.strip().startswith("skill-"):
+        return None
+    content = data.get("content")
+    text = content if isinstance(content, str) else flatten_text(content)
+    if "<skill-context" in text:
+        text = _SKILL_CONTEXT_RE.sub("", text)
+    return clean_user_text(text)
 
 
 def _last_thinking(session: Session) -> str | None:
