@@ -211,3 +211,9 @@ def test_a_loaded_skill_is_not_the_users_words():
     assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 2, ("assistant", "tool_call"): 1,
                                ("user", "tool_result"): 1}
     assert session.started_at == "2026-11-04T08:15:00Z" and session.ended_at == "2026-11-04T08:15:12Z"
+
+
+def test_a_start_event_naming_its_folder_directly_sets_the_project():
+    session, _ = only(SKILLS)  # session.start data {sessionId, cwd}: no context object
+    assert session.cwd == "/home/rosa/src/ledgerly" and session.project == "ledgerly"
+

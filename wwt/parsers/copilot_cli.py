@@ -169,7 +169,8 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
             if isinstance(sid, str) and sid.strip():
                 session.session_id = sid.strip()
             context = data.get("context") if isinstance(data.get("context"), dict) else {}
-            _set_project(session, context.get("cwd"), context.get("gitRoot"))
+            # Some logs put the folder on ``data`` itself (other readers accept both).
+            _set_project(session, context.get("cwd") or data.get("cwd"), context.get("gitRoot") or data.get("gitRoot"))
             if isinstance(context.get("branch"), str) and context["branch"].strip():
                 session.git_branch = context["branch"].strip()
             session.started_at = iso_timestamp(data.get("startTime")) or ts
