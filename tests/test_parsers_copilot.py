@@ -217,3 +217,8 @@ def test_a_start_event_naming_its_folder_directly_sets_the_project():
     session, _ = only(SKILLS)  # session.start data {sessionId, cwd}: no context object
     assert session.cwd == "/home/rosa/src/ledgerly" and session.project == "ledgerly"
 
+
+def test_a_tool_request_with_input_keeps_its_arguments():
+    session, _ = only(SKILLS)
+    (call,) = [m for m in session.messages if m.kind == "tool_call"]
+    assert call.tool_name == "bash" and "git describe --tags --abbrev=0" in call.text

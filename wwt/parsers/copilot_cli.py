@@ -238,7 +238,8 @@ def _assistant(
         call_id = str(request.get("toolCallId") or index)
         out.append(
             Message(f"{eid}#call:{call_id}", "assistant", "tool_call",
-                    nfc(render_tool_call(name, request.get("arguments"))), ts, tool_name=name, parent_id=parent)
+                    nfc(render_tool_call(name, request.get("arguments", request.get("input")))), ts, tool_name=name,
+                    parent_id=parent)
         )
     return out
 
