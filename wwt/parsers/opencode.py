@@ -162,8 +162,8 @@ def open_readonly_or_note(path: Path, report: ParseReport) -> sqlite3.Connection
         return None
 
 
-SESSIONS_SQL = ("SELECT id, parent_id, directory, title, time_created, time_updated FROM session"
-                " ORDER BY time_created, id")
+SESSIONS_SQL = ("SELECT s.id, s.parent_id, {directory}, s.title, s.time_created, s.time_updated, {worktree}"
+                " FROM session AS s{join} ORDER BY s.time_created, s.id")
 MESSAGES_SQL = "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id"
 PARTS_SQL = ("SELECT p.id, p.message_id, p.data FROM message AS m JOIN part AS p ON p.message_id = m.id"
              " WHERE m.session_id = ? ORDER BY m.time_created, m.id, p.id")  # both through OpenCode's indexes
@@ -182,9 +182,9 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
             report.unknown_records += 1
             return
         roots: dict[str, str] = {}  # project root per session directory: looked up on disk once per parse
-        for sid, parent, directory, title, created, updated in conn.execute(SESSIONS_SQL):
+        for sid, parent, directory, title, created, updated, worktree in conn.execute(_sessions_sql(conn, tables)):
             info = {"id": sid, "parentID": parent, "directory": directory, "title": title,
-                    "time": {"created": created, "updated": updated}}
+                    "time": {"created": created, "updated": updated}, "worktree": worktree}
             messages, parts_by_message = session_rows(conn, sid, report)
             session = _build(path, info, messages, parts_by_message, report, roots)
             if session is not None:
@@ -193,6 +193,19 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
         report.note(f"database read error: {exc}"[:200])
     finally:
         conn.close()
+
+
+def _sessions_sql(conn: sqlite3.Connection, tables: set[str]) -> str:
+    """The session query for this store: older OpenCode-family stores have no ``session.directory`` (their
+    folder is the project's ``worktree``)."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(session)")}
+    has_project = "project" in tables and "project_id" in columns and "worktree" in {
+        r[1] for r in conn.execute("PRAGMA table_info(project)")}
+    return SESSIONS_SQL.format(
+        directory="s.directory" if "directory" in columns else "NULL",
+        worktree="p.worktree" if has_project else "NULL",
+        join=" LEFT JOIN project AS p ON p.id = s.project_id" if has_project else "",
+    )
 
 
 def session_rows(
@@ -377,6 +390,9 @@ def _build(
         messages = list(messages)
         directory = next((m["path"]["cwd"] for m in messages if isinstance(m.get("path"), dict)
                           and isinstance(m["path"].get("cwd"), str) and m["path"]["cwd"].strip()), None)
+        worktree = info.get("worktree")  # a store without session.directory: the project's folder
+        if directory is None and isinstance(worktree, str) and worktree.strip():
+            directory = worktree
     time = info.get("time") if isinstance(info.get("time"), dict) else {}
     root = None
     if directory:
