@@ -334,3 +334,28 @@ def test_the_user_query_parts_are_those_the_tag_regex_finds():
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 14)))
         assert _user_queries(text) == rule.findall(text), text
+
+
+FIELDS = OWN / "bubble-fields" / "User"
+MOON, STARS, TIDES = (f"9d8c7b6a-{n}-4e2f-9a0b-5c4d3e2f1a0{i}" for i, n in ((1, "1111"), (2, "2222"), (3, "3333")))
+
+
+def _fields_db() -> Path:
+    db = FIELDS / "globalStorage" / "state.vscdb"
+    built = sqlite3.connect(":memory:")
+    built.executescript((FIELDS / "build.sql").read_text())
+    assert list(built.iterdump()) == _dump(db)  # the committed database is its script
+    built.close()
+    return db
+
+
+def test_bubble_words_and_times_in_the_fields_other_versions_use():
+    """``rawText`` for a user bubble, ``content`` for an answer, ``timestamp`` for a bubble's time."""
+    sessions, report = parse(_fields_db())
+    moon = {s.session_id: s for s in sessions}[MOON]
+    assert [(m.role, m.kind, m.text, m.timestamp) for m in moon.messages] == [
+        ("user", "text", "why does the moon phase round up at exactly half?", "2026-01-09T23:06:45Z"),
+        ("assistant", "text", "round() uses banker's rounding; the phase code wants floor(x + 0.5).",
+         "2026-01-09T23:07:30Z"),
+    ]
+    assert report.bad_lines == 0 and report.skipped_messages == 0

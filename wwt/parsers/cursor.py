@@ -382,10 +382,19 @@ def _composer_session(
     return session if session.messages else None
 
 
+def _bubble_text(bubble: dict[str, Any]) -> str:
+    """A bubble's words: ``text``, else (other versions, as other readers take them) ``rawText`` or ``content``."""
+    for key in ("text", "rawText", "content"):
+        value = bubble.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
+
+
 def _bubble(cid: str, index: int, bubble: dict[str, Any], default_ts: str | None, report: ParseReport) -> list[Message]:
     bid = str(bubble.get("bubbleId") or index)
-    ts = iso_timestamp(bubble.get("createdAt")) or default_ts
-    text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
+    ts = iso_timestamp(bubble.get("createdAt")) or iso_timestamp(bubble.get("timestamp")) or default_ts
+    text = _bubble_text(bubble)
     if bubble.get("type") == 1:
         cleaned = clean_user_text(text)
         if cleaned is None:
