@@ -359,3 +359,13 @@ def test_bubble_words_and_times_in_the_fields_other_versions_use():
          "2026-01-09T23:07:30Z"),
     ]
     assert report.bad_lines == 0 and report.skipped_messages == 0
+
+
+def test_a_chat_no_workspace_database_lists_takes_its_folder_from_its_bubbles():
+    """``workspaceProjectDir``, else the first ``workspaceUris`` entry (a local ``file://`` or a remote
+    ``vscode-remote://`` folder, percent-decoded)."""
+    sessions = {s.session_id: s for s in parse(_fields_db())[0]}
+    assert [(sessions[c].cwd, sessions[c].project) for c in (MOON, STARS, TIDES)] == [
+        ("/srv/astro/moonclock", "moonclock"), ("/home/ida/star charts", "star charts"), ("/opt/tides/job", "job"),
+    ]
+    assert sessions[STARS].title == "Star chart legend"

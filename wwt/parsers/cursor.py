@@ -379,7 +379,27 @@ def _composer_session(
         items = [b for b in data.get("conversation") or [] if isinstance(b, dict)]  # older: inline bubbles
     for index, bubble in enumerate(items):
         session.messages.extend(_bubble(cid, index, bubble, session.started_at, report))
+    if folder is None:
+        folder = _bubble_folder(items)
+        if folder:
+            session.project, session.project_path, session.cwd = Path(folder).name or folder, folder, folder
     return session if session.messages else None
+
+
+def _bubble_folder(bubbles: list[dict[str, Any]]) -> str | None:
+    """The workspace a chat's bubbles name (for a chat no workspace database lists): ``workspaceProjectDir``,
+    else a ``workspaceUris`` entry, a local ``file://`` or remote ``vscode-remote://`` folder."""
+    for bubble in bubbles:
+        folder = bubble.get("workspaceProjectDir")
+        if isinstance(folder, str) and folder.strip():
+            return folder.strip()
+        uris = bubble.get("workspaceUris")
+        for uri in uris if isinstance(uris, list) else []:
+            if isinstance(uri, str) and uri.startswith(("file://", "vscode-remote://")):
+                where = unquote(urlparse(uri).path)
+                if where.strip("/"):
+                    return where
+    return None
 
 
 def _bubble_text(bubble: dict[str, Any]) -> str:
