@@ -197,7 +197,9 @@ def _db_session(conn: sqlite3.Connection, path: Path, row: dict[str, Any], repor
     kind = row.get("session_type") or "user"
     if kind == "hidden":
         return None  # goose's own internal runs, never listed to the user
-    session = Session(session_id=sid, platform=PLATFORM, source_path=str(path))
+    parent = row.get("parent_session_id")  # newer stores: the session that started this one
+    session = Session(session_id=sid, platform=PLATFORM, source_path=str(path),
+                      parent_session_id=parent if isinstance(parent, str) and parent.strip() else None)
     _set_meta(session, row.get("working_dir"), row.get("name") or row.get("description"))
     session.started_at = iso_timestamp(row.get("created_at"))
     session.ended_at = iso_timestamp(row.get("updated_at"))
