@@ -181,3 +181,14 @@ def test_a_subagent_session_names_the_session_that_started_it():
     assert all(FLAG_SUBAGENT in m.flags for m in sub.messages)
     assert main.project == "pixelbox" and main.started_at == "2026-03-02T09:00:00Z"
     assert user_texts(sub) == ["time each step of resize()"] and report.notes == []
+
+
+def test_a_store_from_before_message_metadata_is_read():
+    sessions, report = run_parser(GooseParser(), _built_from_script(OWN / "early"))
+    (session,) = sessions
+    assert session.session_id == "20251014_2" and session.title == "Unit conversions in the recipe scaler"
+    assert session.project == "mise" and session.started_at == "2025-10-14T18:30:00Z"
+    assert session.ended_at == "2025-10-14T18:33:00Z"
+    assert user_texts(session) == ["scaling a recipe by 3 turns 1 cup into 3 cups, make it say 3/4 quart"]
+    assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 1}
+    assert report.notes == [] and report.bad_lines == 0
