@@ -418,3 +418,21 @@ def test_plain_text_transcripts_are_found_and_a_jsonl_twin_wins(tmp_path):
     outside = tmp_path / "notes.txt"
     outside.write_text(TEXT_MAIN.read_text())
     assert parser_for(outside) is None  # a .txt is a transcript only inside agent-transcripts
+
+
+# A transcript whose first line is a system line, or a line whose message has no content (kenn-io/agentsview
+# internal/parser/cursor_test.go, 5386007, reads the lines after them). Re-created by hand.
+LEAD = OWN / "lead-lines" / ".cursor" / "projects" / "home-ida-code-quay" / "agent-transcripts"
+
+
+def test_a_transcript_opening_with_a_line_that_is_no_message_is_still_read():
+    system_first = LEAD / "0c9b8a7d-1e2f-4a3b-8c4d-5e6f7a8b9c0d.jsonl"
+    empty_first = LEAD / "6d5c4b3a-2f1e-4d0c-9b8a-7f6e5d4c3b2a.jsonl"
+    assert parser_for(system_first) is not None and parser_for(system_first).platform == "cursor"
+    assert parser_for(empty_first) is not None and parser_for(empty_first).platform == "cursor"
+    session, report = only(system_first)
+    assert user_texts(session) == ["why does the berth planner skip slot 0?"] and len(session.messages) == 1
+    assert "coding agent" not in all_text(session) and report.unknown_records == 1  # the system line
+    session, report = only(empty_first)
+    assert user_texts(session) == ["list the berths that are free on Monday"] and len(session.messages) == 1
+    assert report.unknown_records == 1  # the line without content

@@ -132,15 +132,19 @@ def looks_like_cursor(path: Path, head: bytes) -> bool:
             return index == len(lines) - 1 and bool(_CUT_LINE_RE.match(raw)) and (
                 "agent-transcripts" in path.parts or b"<user_query>" in raw
             )
-        if not (isinstance(obj, dict) and obj.get("role") in ("user", "assistant")):
+        if not (isinstance(obj, dict) and obj.get("role") in ("user", "assistant", "system")):
             return False
         message = obj.get("message")
-        if not isinstance(message, dict) or not isinstance(message.get("content"), (list, str)):
+        if not isinstance(message, dict):
             return False
         in_transcripts = "agent-transcripts" in path.parts
         extra = set(obj) - {"role", "message"}
         if extra and (not in_transcripts or extra & OTHER_AGENTS_KEYS):
             return False  # Claude/Qwen/Codex lines carry more keys (uuid, type, timestamp, payload)
+        if obj["role"] == "system" or not isinstance(message.get("content"), (list, str)):
+            if in_transcripts:
+                continue  # a system line or one without content: the next line decides
+            return False
         if in_transcripts or b"<user_query>" in raw:
             return True
         return set(message) == {"content"} and _typed_blocks(message["content"])
@@ -229,6 +233,9 @@ def _parse_transcript(path: Path, report: ParseReport, start_offset: int) -> Ite
             report.unknown_records += 1
             continue
         content = message.get("content")
+        if not isinstance(content, (list, str)):
+            report.unknown_records += 1  # a line with no content to read
+            continue
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         mid = f"{sid}@{offset}"
         if role == "user":
