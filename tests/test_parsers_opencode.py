@@ -352,3 +352,6 @@ def test_a_store_whose_sessions_name_no_directory_is_read_with_the_projects_work
     assert user_texts(main) == ["the tide table for March starts a day late, check the parser"]
     assert counts(main) == {("user", "text"): 1, ("assistant", "text"): 1}
     assert sub.parent_session_id == main.session_id and sub.cwd == main.cwd
+    outside = sessions["ses_5b0c1d2e3f42GlobalNoPath"]  # the global project's "/" is no folder of the session
+    assert (outside.cwd, outside.project) == (None, None)
+    assert user_texts(outside) == ["what is the unit of the tide height column?"]
