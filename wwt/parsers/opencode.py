@@ -390,8 +390,9 @@ def _build(
         messages = list(messages)
         directory = next((m["path"]["cwd"] for m in messages if isinstance(m.get("path"), dict)
                           and isinstance(m["path"].get("cwd"), str) and m["path"]["cwd"].strip()), None)
-        worktree = info.get("worktree")  # a store without session.directory: the project's folder ("/" is
-        if directory is None and isinstance(worktree, str) and worktree.strip() not in ("", "/"):  # the global one)
+        # A store without session.directory: the project's folder, unless it is the global project's "/".
+        worktree = info.get("worktree")
+        if directory is None and isinstance(worktree, str) and worktree.strip() not in ("", "/"):
             directory = worktree
     time = info.get("time") if isinstance(info.get("time"), dict) else {}
     root = None
