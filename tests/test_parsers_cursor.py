@@ -409,6 +409,7 @@ def test_plain_text_transcripts_are_found_and_a_jsonl_twin_wins(tmp_path):
         "3f6a1c8e-2d47-4b9a-9e05-7c1b2a3d4e5f.txt": "cursor",
         "b7e2c9d4-6a18-4f3e-8c51-0d9e7f6a5b42.txt": "cursor",  # the nested layout
         "e1d2c3b4-a5f6-4789-8abc-def012345678.txt": "cursor",
+        "5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d.txt": "cursor",
         "e1d2c3b4-a5f6-4789-8abc-def012345678.jsonl": "cursor",
     }  # scratch-notes.txt: no role marker first, not a transcript
     nested, _ = only(TEXT / "b7e2c9d4-6a18-4f3e-8c51-0d9e7f6a5b42" / "b7e2c9d4-6a18-4f3e-8c51-0d9e7f6a5b42.txt")
@@ -436,3 +437,16 @@ def test_a_transcript_opening_with_a_line_that_is_no_message_is_still_read():
     session, report = only(empty_first)
     assert user_texts(session) == ["list the berths that are free on Monday"] and len(session.messages) == 1
     assert report.unknown_records == 1  # the line without content
+
+
+def test_a_plain_text_transcript_may_mark_the_assistant_with_a_bare_a():
+    """Some versions write ``A:`` for the assistant's turns (a public reader of agent-transcripts splits on
+    ``user:`` / ``A:``)."""
+    session, _ = only(TEXT / "5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d.txt")
+    assert [(m.role, m.kind, m.text) for m in session.messages] == [
+        ("user", "text", "does the importer retry a failed download?"),
+        ("assistant", "thinking", "Look for a retry loop around the HTTP fetch."),
+        ("assistant", "tool_call", "Grep: retry in tidepool/importer"),
+        ("user", "tool_result", "no matches"),
+        ("assistant", "text", "No: a failed download raises straight away; nothing retries it."),
+    ]

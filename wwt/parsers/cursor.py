@@ -9,7 +9,7 @@ Decisions:
   (``<parent id>/subagents/<id>.jsonl``) is its own session under that parent. A copied transcript is
   recognised outside ``agent-transcripts`` by its lines: exactly ``{role, message: {content: [typed blocks]}}``.
 * Older transcripts are plain text (``agent-transcripts/<id>.txt`` or ``<id>/<id>.txt``): ``user:`` /
-  ``assistant:`` marker lines; in an assistant turn ``[Thinking]``, ``[Tool call] <name>`` and ``[Tool result]
+  ``assistant:`` (or ``A:``) marker lines; in an assistant turn ``[Thinking]``, ``[Tool call] <name>`` and ``[Tool result]
   [<name>]`` markers whose bodies are the rest of their line and the indented lines after it (``key: value`` or
   ``key=value`` arguments). Read whole (ids are line numbers); skipped when a ``.jsonl`` of the same id is beside it.
 * The editor database is read like OpenCode's: read-only URI, ``query_only``, never locking the editor's
@@ -289,7 +289,7 @@ def _assistant_blocks(mid: str, blocks: list[Any]) -> list[Message]:
 
 # ------------------------------------------------------------------------------ plain-text transcripts
 
-_TEXT_ROLES = {"user:": "user", "assistant:": "assistant"}
+_TEXT_ROLES = {"user:": "user", "assistant:": "assistant", "A:": "assistant"}  # "A:" in some versions
 _TEXT_MARKERS = ("[Thinking]", "[Tool call]", "[Tool result]")
 _ARG_RE = re.compile(r"^([A-Za-z_][\w.-]*)\s*(?::|=)\s?(.*)$")
 
@@ -299,7 +299,7 @@ def is_text_transcript(path: Path, head: bytes) -> bool:
     if "agent-transcripts" not in path.parts:
         return False
     first = next((line.strip() for line in head.split(b"\n") if line.strip()), b"")
-    return first in (b"user:", b"assistant:")
+    return first in (b"user:", b"assistant:", b"A:")
 
 
 def _parse_text_transcript(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
