@@ -222,3 +222,36 @@ def test_a_tool_request_with_input_keeps_its_arguments():
     session, _ = only(SKILLS)
     (call,) = [m for m in session.messages if m.kind == "tool_call"]
     assert call.tool_name == "bash" and "git describe --tags --abbrev=0" in call.text
+
+
+# What the CLI's own event schema says (github/copilot-sdk nodejs/src/generated/session-events.ts, cc0438d):
+# an event's ``agentId`` names the sub-agent instance that wrote it (absent for the main agent), ``ephemeral:
+# true`` marks a transient event never meant for the log, ``user.message`` ``source`` is ``skill-…`` for a hidden
+# skill or ``agent-…`` for a prompt from another agent, ``isAutopilotContinuation`` a prompt autopilot wrote.
+# (A public reader of session-state also drops events with ``agentId`` or ``ephemeral`` and user messages with a
+# ``source``.) Events re-created by hand.
+SUBAGENT = OWN / "subagent-events" / "e3f1a2b4-7c6d-4e5f-9a8b-1c2d3e4f5a6b" / "events.jsonl"
+
+
+def test_a_sub_agents_events_are_its_own_session_under_the_main_one():
+    sessions, report = parse(SUBAGENT)
+    main, sub = sessions
+    assert main.session_id == "e3f1a2b4-7c6d-4e5f-9a8b-1c2d3e4f5a6b" and main.parent_session_id is None
+    assert sub.session_id == "e3f1a2b4-7c6d-4e5f-9a8b-1c2d3e4f5a6b:agent-explore-7f2c"
+    assert sub.parent_session_id == main.session_id and sub.project == main.project == "parcel-scale"
+    assert user_texts(main) == ["the scale reports grams as kilograms after a tare, find where units are mixed"]
+    assert [(m.role, m.kind) for m in sub.messages] == [
+        ("user", "text"), ("assistant", "tool_call"), ("user", "tool_result"), ("assistant", "text")]
+    assert sub.messages[2].tool_name == "grep"
+    assert (sub.started_at, sub.ended_at) == ("2026-11-20T16:00:08Z", "2026-11-20T16:00:12Z")
+    assert counts(main) == {("user", "text"): 1, ("assistant", "text"): 2, ("assistant", "tool_call"): 1,
+                            ("user", "tool_result"): 1}
+
+
+def test_transient_autopilot_and_agent_written_events_are_not_the_users_words():
+    (main, _sub), report = parse(SUBAGENT)
+    assert "The tare path conv" not in [m.text for m in main.messages]  # the ephemeral partial answer
+    assert "Continue with the remaining steps" not in all_text(main)
+    assert "explore agent finished" not in all_text(main)
+    assert report.skipped_messages == 2  # the autopilot continuation and the other agent's prompt
+    assert main.ended_at == "2026-11-20T16:00:20Z"

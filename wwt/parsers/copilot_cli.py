@@ -153,17 +153,23 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
                 break
             if is_event(obj):
                 _remember_tool_names(obj["type"], obj["data"], names)
+    subs: dict[str, Session] = {}  # sub-agent instance id → its session (ids settled once the main one is known)
     for offset, _end, obj in iter_jsonl(path, report, start_offset):
         if not is_event(obj):
             report.unknown_records += 1
             continue
         etype, data = obj["type"], obj["data"]
         _remember_tool_names(etype, data, names)
-        if etype in IGNORED_EVENTS or etype in LIFECYCLE_EVENTS:
-            continue
+        if etype in IGNORED_EVENTS or etype in LIFECYCLE_EVENTS or obj.get("ephemeral") is True:
+            continue  # ephemeral: a transient event (a stream's partial answer…) the log is not meant to hold
         eid = str(obj.get("id") or f"@{offset}")
         ts = iso_timestamp(obj.get("timestamp"))
         parent = obj.get("parentId") if isinstance(obj.get("parentId"), str) else None
+        agent = obj.get("agentId").strip()[:100] if isinstance(obj.get("agentId"), str) else ""
+        if agent and etype in ("user.message", "assistant.message", "assistant.reasoning", "tool.execution_complete"):
+            target = subs.setdefault(agent, Session(session_id=agent, platform=PLATFORM, source_path=str(path)))
+            _add_event(target, etype, eid, data, ts, parent, names, report, from_agent=True)
+            continue
         if etype == "session.start":
             sid = data.get("sessionId")
             if isinstance(sid, str) and sid.strip():
@@ -174,36 +180,61 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
             if isinstance(context.get("branch"), str) and context["branch"].strip():
                 session.git_branch = context["branch"].strip()
             session.started_at = iso_timestamp(data.get("startTime")) or ts
-        elif etype == "user.message":
-            cleaned = _typed_text(data)
-            if cleaned is None:
-                report.skipped_messages += 1
-                continue
-            session.messages.append(Message(eid, "user", "text", nfc(cleaned), ts, parent_id=parent))
-        elif etype == "assistant.message":
-            session.messages.extend(_assistant(eid, data, ts, parent, _last_thinking(session)))
-        elif etype == "assistant.reasoning":
-            text = data.get("content")
-            if isinstance(text, str) and text.strip():
-                session.messages.append(Message(eid, "assistant", "thinking", nfc(text.strip()), ts, parent_id=parent))
-        elif etype == "tool.execution_complete":
-            session.messages.append(_tool_result(eid, data, ts, parent, names))
+        elif etype in ("user.message", "assistant.message", "assistant.reasoning", "tool.execution_complete"):
+            _add_event(session, etype, eid, data, ts, parent, names, report)
         elif etype not in IGNORED_EVENTS and not etype.startswith(("session.", "assistant.", "hook.", "subagent.")):
             report.unknown_records += 1
     session.title = _read_title(path.parent) if path.name == "events.jsonl" else None
+    _settle_times(session)
+    if session.messages:
+        yield session
+    for agent, sub in subs.items():  # a sub-agent's events: its own session under the main one
+        sub.session_id, sub.parent_session_id = f"{session.session_id}:agent-{agent}", session.session_id
+        sub.cwd, sub.project_path, sub.project, sub.git_branch = (
+            session.cwd, session.project_path, session.project, session.git_branch)
+        _settle_times(sub)
+        if sub.messages:
+            yield sub
+
+
+def _settle_times(session: Session) -> None:
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     if stamps:
         session.started_at = session.started_at or earliest(stamps)
         session.ended_at = latest(stamps)
-    if session.messages:
-        yield session
 
 
-def _typed_text(data: dict[str, Any]) -> str | None:
-    """What the user typed in a ``user.message``: None for a skill the CLI loaded (``source: skill-…``) and
-    without any ``<skill-context>`` block the CLI put in; then the shared noise rules."""
+def _add_event(
+    session: Session, etype: str, eid: str, data: dict[str, Any], ts: str | None, parent: str | None,
+    names: dict[str, str], report: ParseReport, from_agent: bool = False,
+) -> None:
+    """One conversation event's messages into ``session`` (the main one, or a sub-agent's: ``from_agent``, where
+    the user turn is the prompt the calling agent wrote)."""
+    if etype == "user.message":
+        cleaned = _typed_text(data, from_agent)
+        if cleaned is None:
+            report.skipped_messages += 1
+            return
+        session.messages.append(Message(eid, "user", "text", nfc(cleaned), ts, parent_id=parent))
+    elif etype == "assistant.message":
+        session.messages.extend(_assistant(eid, data, ts, parent, _last_thinking(session)))
+    elif etype == "assistant.reasoning":
+        text = data.get("content")
+        if isinstance(text, str) and text.strip():
+            session.messages.append(Message(eid, "assistant", "thinking", nfc(text.strip()), ts, parent_id=parent))
+    elif etype == "tool.execution_complete":
+        session.messages.append(_tool_result(eid, data, ts, parent, names))
+
+
+def _typed_text(data: dict[str, Any], from_agent: bool = False) -> str | None:
+    """What the user typed in a ``user.message``: None for a skill the CLI loaded (``source: skill-…``), a
+    prompt another agent wrote to the main one (``source: agent-…``; kept in a sub-agent's own session) or one
+    autopilot wrote (``isAutopilotContinuation``); without any ``<skill-context>`` block; then the noise rules."""
     source = data.get("source")
-    if isinstance(source, str) and source.strip().startswith("skill-"):
+    source = source.strip() if isinstance(source, str) else ""
+    if source.startswith("skill-") or (source.startswith("agent-") and not from_agent):
+        return None
+    if data.get("isAutopilotContinuation") is True:
         return None
     content = data.get("content")
     text = content if isinstance(content, str) else flatten_text(content)
