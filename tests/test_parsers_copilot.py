@@ -210,6 +210,14 @@ def test_a_loaded_skill_is_not_the_users_words():
     assert report.skipped_messages == 3
     assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 2, ("assistant", "tool_call"): 1,
                                ("user", "tool_result"): 1}
+
+
+def test_events_the_clis_schema_names_that_hold_no_conversation_are_not_unknown():
+    """``system.message`` (the model's instructions), ``skill.invoked`` (a skill file's text),
+    ``permission.requested``: kinds the CLI's event schema lists; skipped, not counted as unknown."""
+    session, report = only(SKILLS)
+    assert report.unknown_records == 0 and report.bad_lines == 0
+    assert "terminal assistant" not in all_text(session) and "newest first" not in all_text(session)
     assert session.started_at == "2026-11-04T08:15:00Z" and session.ended_at == "2026-11-04T08:15:12Z"
 
 

@@ -43,7 +43,13 @@ EVENT_PREFIXES = ("session.", "user.", "assistant.", "tool.", "subagent.", "hook
 IGNORED_EVENTS = frozenset({"tool.execution_start", "tool.execution_partial_result", "tool.user_requested", "abort"})
 # Frequent events that carry no conversation text (turn markers, model switches, notices).
 LIFECYCLE_EVENTS = frozenset({"assistant.turn_start", "assistant.turn_end", "session.info", "session.model_change",
-                              "session.resume", "session.truncation", "assistant.usage"})
+                              "session.resume", "session.truncation", "assistant.usage",
+                              # Persisted kinds the CLI's event schema (github/copilot-sdk session-events) lists
+                              # that hold no conversation: the model's instructions, notices, a skill file's text,
+                              # permission prompts, tool search.
+                              "system.message", "system.notification", "skill.invoked", "tool_search.activated",
+                              "permission.requested", "permission.completed", "external_tool.requested",
+                              "external_tool.completed", "model.call_failure"})
 NAME_LOOKBACK = 64  # lines re-read on resume to name the tools whose results are appended
 _SUMMARY_RE = re.compile(r"^summary:[ \t]*(.*)$", re.MULTILINE)
 # A skill the CLI loads is written as a user.message: ``source`` ``skill-<name>``, content in <skill-context>.
