@@ -10,6 +10,10 @@ Decisions:
   next message's ``reasoningText`` is kept once), ``tool.execution_complete`` (result; ``success:
   false`` flags an error; named after its call, as the event itself carries no tool name). ``tool.execution_start`` repeats a tool request and the other event kinds are
   lifecycle/telemetry: skipped silently; an event type never seen before is counted unknown.
+* Events carrying ``agentId`` (a sub-agent instance, per the CLI's event schema) form that sub-agent's own
+  session ``<id>:agent-<agentId>`` under the main one; ``ephemeral`` events are not meant for the log and are
+  skipped; a ``user.message`` a skill, another agent (``source`` ``skill-…`` / ``agent-…``) or autopilot
+  (``isAutopilotContinuation``) wrote is not the user's words.
 * The session folder's ``workspace.yaml`` ``summary`` is the title (read line by line: no YAML dependency).
 * The legacy ``.json`` is one object ``{sessionId, startTime, chatMessages, timeline}`` with OpenAI-style chat
   messages; it is rewritten whole, so it is parsed whole (ingest re-parses it when size/mtime change).
