@@ -14,7 +14,7 @@ from pathlib import Path
 
 from parser_helpers import all_text, counts, run_parser, user_texts
 
-from wwt.models import FLAG_ERROR, ParseReport
+from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, ParseReport
 from wwt.parsers import discover, parse_file, parser_for
 from wwt.parsers.common import read_head
 from wwt.parsers.opencode import OpenCodeParser
@@ -355,3 +355,15 @@ def test_a_store_whose_sessions_name_no_directory_is_read_with_the_projects_work
     outside = sessions["ses_5b0c1d2e3f42GlobalNoPath"]  # the global project's "/" is no folder of the session
     assert (outside.cwd, outside.project) == (None, None)
     assert user_texts(outside) == ["what is the unit of the tide height column?"]
+
+
+def test_a_compaction_summary_is_flagged_and_its_prompts_are_not_the_users():
+    """OpenCode compacts a session by a user message holding a ``compaction`` part and an assistant message with
+    ``summary: true`` whose text is the summary (sst/opencode packages/opencode/src/session/compaction.ts,
+    31e22f6); after an overflow it writes a ``synthetic`` "Continue…" prompt. Our own export in that shape."""
+    (session,), report = parse(OWN / "export" / "compacted-session.json")
+    assert user_texts(session) == ["night ferries after midnight vanish from the imported timetable"]
+    answers = [(m.text[:20], FLAG_COMPACTION_SUMMARY in m.flags) for m in session.messages if m.role == "assistant"]
+    assert answers == [("Times past 24:00 are", False), ("Summary: the user re", True),
+                       ("Added a test with a ", False)]
+    assert report.skipped_messages == 2  # the compaction request and the synthetic continuation

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, Message, ParseReport, Session, earliest, latest
+from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
     _json_value,
@@ -445,11 +445,13 @@ def _message(message: dict[str, Any], parts: list[dict[str, Any]], report: Parse
         report.unknown_records += 1
         return []
     out: list[Message] = []
+    # ``summary: true``: the answer to a compaction request, a summary of the conversation so far.
+    flags = frozenset({FLAG_COMPACTION_SUMMARY}) if message.get("summary") is True else frozenset()
     for part in parts:
         ptype, pid = part.get("type"), str(part.get("id"))
         pts = iso_timestamp(_part_start(part)) or ts
         if ptype == "text" and isinstance(part.get("text"), str) and part["text"].strip():
-            out.append(Message(pid, "assistant", "text", nfc(part["text"].strip()), pts, parent_id=mid))
+            out.append(Message(pid, "assistant", "text", nfc(part["text"].strip()), pts, parent_id=mid, flags=flags))
         elif ptype == "reasoning" and isinstance(part.get("text"), str) and part["text"].strip():
             out.append(Message(pid, "assistant", "thinking", nfc(part["text"].strip()), pts, parent_id=mid))
         elif ptype == "tool":
