@@ -263,3 +263,17 @@ def test_transient_autopilot_and_agent_written_events_are_not_the_users_words():
     assert "explore agent finished" not in all_text(main)
     assert report.skipped_messages == 2  # the autopilot continuation and the other agent's prompt
     assert main.ended_at == "2026-11-20T16:00:20Z"
+
+
+def test_sub_agent_events_marked_the_older_way_are_its_own_session_too():
+    """Before ``agentId``, the schema marked a sub-agent's ``assistant.message`` and tool events with
+    ``data.parentToolCallId`` (the call that started it; now deprecated, session-events.ts)."""
+    path = OWN / "subagent-parent-call" / "5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d" / "events.jsonl"
+    (main, sub), _ = parse(path)
+    assert sub.session_id == "5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d:agent-call-explore-9"
+    assert sub.parent_session_id == main.session_id
+    assert [(m.role, m.kind) for m in sub.messages] == [
+        ("assistant", "tool_call"), ("user", "tool_result"), ("assistant", "text")]
+    assert [(m.role, m.kind) for m in main.messages] == [
+        ("user", "text"), ("assistant", "tool_call"), ("user", "tool_result"), ("assistant", "text")]
+    assert main.messages[2].tool_name == "task"

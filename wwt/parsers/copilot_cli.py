@@ -10,8 +10,8 @@ Decisions:
   next message's ``reasoningText`` is kept once), ``tool.execution_complete`` (result; ``success:
   false`` flags an error; named after its call, as the event itself carries no tool name). ``tool.execution_start`` repeats a tool request and the other event kinds are
   lifecycle/telemetry: skipped silently; an event type never seen before is counted unknown.
-* Events carrying ``agentId`` (a sub-agent instance, per the CLI's event schema) form that sub-agent's own
-  session ``<id>:agent-<agentId>`` under the main one; ``ephemeral`` events are not meant for the log and are
+* Events carrying ``agentId`` (a sub-agent instance, per the CLI's event schema; older logs: ``data.
+  parentToolCallId``) form that sub-agent's own session ``<id>:agent-<agentId>`` under the main one; ``ephemeral`` events are not meant for the log and are
   skipped; a ``user.message`` a skill, another agent (``source`` ``skill-…`` / ``agent-…``) or autopilot
   (``isAutopilotContinuation``) wrote is not the user's words.
 * The session folder's ``workspace.yaml`` ``summary`` is the title (read line by line: no YAML dependency).
@@ -175,7 +175,9 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
         eid = str(obj.get("id") or f"@{offset}")
         ts = iso_timestamp(obj.get("timestamp"))
         parent = obj.get("parentId") if isinstance(obj.get("parentId"), str) else None
-        agent = obj.get("agentId").strip()[:100] if isinstance(obj.get("agentId"), str) else ""
+        # The sub-agent that wrote it: ``agentId``, or (older logs, now deprecated) ``data.parentToolCallId``.
+        agent = next((v.strip()[:100] for v in (obj.get("agentId"), data.get("parentToolCallId"))
+                      if isinstance(v, str) and v.strip()), "")
         if agent and etype in ("user.message", "assistant.message", "assistant.reasoning", "tool.execution_complete"):
             target = subs.setdefault(agent, Session(session_id=agent, platform=PLATFORM, source_path=str(path)))
             _add_event(target, etype, eid, data, ts, parent, names, report, from_agent=True)
