@@ -193,3 +193,87 @@ def test_a_line_without_data_or_with_another_agents_envelope_is_still_not_an_eve
     assert not PARSER.detect(path, read_head(path))
     path.write_text('{"type":"response_item","payload":{"type":"message"},"timestamp":"2026-10-02T13:40:12Z"}\n')
     assert not PARSER.detect(path, read_head(path))
+
+
+# Copilot CLI writes a skill it loads as a ``user.message`` of its own: ``data.source`` is ``skill-<name>``
+# and/or the content is a ``<skill-context name=…>`` block (kenn-io/agentsview
+# internal/parser/copilot_test.go, 5386007, skips both). The user never typed it. Re-created by hand, with a
+# ``session.start`` whose ``data`` holds ``cwd`` directly and a tool request carrying ``input`` (the shapes of
+# Dicklesworthstone/coding_agent_session_search tests/connector_copilot_cli.rs, 2a1fc6f).
+SKILLS = OWN / "skill-turns" / "9c41e7a2-3b58-4d06-8f1e-2a7d6c5b4e39" / "events.jsonl"
+
+
+def test_a_loaded_skill_is_not_the_users_words():
+    session, report = only(SKILLS)
+    assert user_texts(session) == ["draft the notes for the ledger export fixes since the last tag"]
+    assert "skill-context" not in all_text(session) and "Added, Fixed" not in all_text(session)
+    assert report.skipped_messages == 3
+    assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 2, ("assistant", "tool_call"): 1,
+                               ("user", "tool_result"): 1}
+
+
+def test_events_the_clis_schema_names_that_hold_no_conversation_are_not_unknown():
+    """``system.message`` (the model's instructions), ``skill.invoked`` (a skill file's text),
+    ``permission.requested``: kinds the CLI's event schema lists; skipped, not counted as unknown."""
+    session, report = only(SKILLS)
+    assert report.unknown_records == 0 and report.bad_lines == 0
+    assert "terminal assistant" not in all_text(session) and "newest first" not in all_text(session)
+    assert session.started_at == "2026-11-04T08:15:00Z" and session.ended_at == "2026-11-04T08:15:12Z"
+
+
+def test_a_start_event_naming_its_folder_directly_sets_the_project():
+    session, _ = only(SKILLS)  # session.start data {sessionId, cwd}: no context object
+    assert session.cwd == "/home/rosa/src/ledgerly" and session.project == "ledgerly"
+
+
+def test_a_tool_request_with_input_keeps_its_arguments():
+    session, _ = only(SKILLS)
+    (call,) = [m for m in session.messages if m.kind == "tool_call"]
+    assert call.tool_name == "bash" and "git describe --tags --abbrev=0" in call.text
+
+
+# What the CLI's own event schema says (github/copilot-sdk nodejs/src/generated/session-events.ts, cc0438d):
+# an event's ``agentId`` names the sub-agent instance that wrote it (absent for the main agent), ``ephemeral:
+# true`` marks a transient event never meant for the log, ``user.message`` ``source`` is ``skill-…`` for a hidden
+# skill or ``agent-…`` for a prompt from another agent, ``isAutopilotContinuation`` a prompt autopilot wrote.
+# (A public reader of session-state also drops events with ``agentId`` or ``ephemeral`` and user messages with a
+# ``source``.) Events re-created by hand.
+SUBAGENT = OWN / "subagent-events" / "e3f1a2b4-7c6d-4e5f-9a8b-1c2d3e4f5a6b" / "events.jsonl"
+
+
+def test_a_sub_agents_events_are_its_own_session_under_the_main_one():
+    sessions, report = parse(SUBAGENT)
+    main, sub = sessions
+    assert main.session_id == "e3f1a2b4-7c6d-4e5f-9a8b-1c2d3e4f5a6b" and main.parent_session_id is None
+    assert sub.session_id == "e3f1a2b4-7c6d-4e5f-9a8b-1c2d3e4f5a6b:agent-explore-7f2c"
+    assert sub.parent_session_id == main.session_id and sub.project == main.project == "parcel-scale"
+    assert user_texts(main) == ["the scale reports grams as kilograms after a tare, find where units are mixed"]
+    assert [(m.role, m.kind) for m in sub.messages] == [
+        ("user", "text"), ("assistant", "tool_call"), ("user", "tool_result"), ("assistant", "text")]
+    assert sub.messages[2].tool_name == "grep"
+    assert (sub.started_at, sub.ended_at) == ("2026-11-20T16:00:08Z", "2026-11-20T16:00:12Z")
+    assert counts(main) == {("user", "text"): 1, ("assistant", "text"): 2, ("assistant", "tool_call"): 1,
+                            ("user", "tool_result"): 1}
+
+
+def test_transient_autopilot_and_agent_written_events_are_not_the_users_words():
+    (main, _sub), report = parse(SUBAGENT)
+    assert "The tare path conv" not in [m.text for m in main.messages]  # the ephemeral partial answer
+    assert "Continue with the remaining steps" not in all_text(main)
+    assert "explore agent finished" not in all_text(main)
+    assert report.skipped_messages == 2  # the autopilot continuation and the other agent's prompt
+    assert main.ended_at == "2026-11-20T16:00:20Z"
+
+
+def test_sub_agent_events_marked_the_older_way_are_its_own_session_too():
+    """Before ``agentId``, the schema marked a sub-agent's ``assistant.message`` and tool events with
+    ``data.parentToolCallId`` (the call that started it; now deprecated, session-events.ts)."""
+    path = OWN / "subagent-parent-call" / "5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d" / "events.jsonl"
+    (main, sub), _ = parse(path)
+    assert sub.session_id == "5b6c7d8e-9f01-4a2b-8c3d-4e5f6a7b8c9d:agent-call-explore-9"
+    assert sub.parent_session_id == main.session_id
+    assert [(m.role, m.kind) for m in sub.messages] == [
+        ("assistant", "tool_call"), ("user", "tool_result"), ("assistant", "text")]
+    assert [(m.role, m.kind) for m in main.messages] == [
+        ("user", "text"), ("assistant", "tool_call"), ("user", "tool_result"), ("assistant", "text")]
+    assert main.messages[2].tool_name == "task"

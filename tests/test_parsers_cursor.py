@@ -11,7 +11,7 @@ import sqlite3
 from functools import partial
 from pathlib import Path
 
-from parser_helpers import all_text, counts, run_parser, user_texts
+from parser_helpers import all_text, counts, only_session, run_parser, user_texts
 
 from wwt.models import FLAG_ERROR
 from wwt.parsers import discover, parser_for
@@ -27,6 +27,7 @@ CHAT = "7e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b"
 OLD_CHAT = "1a2b3c4d-0000-4000-8000-00000000abcd"
 PARSER = CursorParser()
 parse = partial(run_parser, PARSER)
+only = partial(only_session, PARSER)
 
 
 def _dump(path: Path) -> list[str]:
@@ -334,3 +335,118 @@ def test_the_user_query_parts_are_those_the_tag_regex_finds():
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 14)))
         assert _user_queries(text) == rule.findall(text), text
+
+
+FIELDS = OWN / "bubble-fields" / "User"
+MOON, STARS, TIDES = (f"9d8c7b6a-{n}-4e2f-9a0b-5c4d3e2f1a0{i}" for i, n in ((1, "1111"), (2, "2222"), (3, "3333")))
+
+
+def _fields_db() -> Path:
+    db = FIELDS / "globalStorage" / "state.vscdb"
+    built = sqlite3.connect(":memory:")
+    built.executescript((FIELDS / "build.sql").read_text())
+    assert list(built.iterdump()) == _dump(db)  # the committed database is its script
+    built.close()
+    return db
+
+
+def test_bubble_words_and_times_in_the_fields_other_versions_use():
+    """``rawText`` for a user bubble, ``content`` for an answer, ``timestamp`` for a bubble's time."""
+    sessions, report = parse(_fields_db())
+    moon = {s.session_id: s for s in sessions}[MOON]
+    assert [(m.role, m.kind, m.text, m.timestamp) for m in moon.messages] == [
+        ("user", "text", "why does the moon phase round up at exactly half?", "2026-01-09T23:06:45Z"),
+        ("assistant", "text", "round() uses banker's rounding; the phase code wants floor(x + 0.5).",
+         "2026-01-09T23:07:30Z"),
+    ]
+    assert report.bad_lines == 0 and report.skipped_messages == 0
+
+
+def test_a_chat_no_workspace_database_lists_takes_its_folder_from_its_bubbles():
+    """``workspaceProjectDir``, else the first ``workspaceUris`` entry (a local ``file://`` or a remote
+    ``vscode-remote://`` folder, percent-decoded)."""
+    sessions = {s.session_id: s for s in parse(_fields_db())[0]}
+    assert [(sessions[c].cwd, sessions[c].project) for c in (MOON, STARS, TIDES)] == [
+        ("/srv/astro/moonclock", "moonclock"), ("/home/ida/star charts", "star charts"), ("/opt/tides/job", "job"),
+    ]
+    assert sessions[STARS].title == "Star chart legend"
+
+
+# Cursor's plain-text transcripts (``agent-transcripts/<id>.txt`` or ``<id>/<id>.txt``), written before the JSONL
+# ones: ``user:`` / ``assistant:`` marker lines, ``[Thinking]``, ``[Tool call] <name>`` and ``[Tool result]``
+# markers whose bodies are the indented lines after them (kenn-io/agentsview internal/parser/cursor.go and
+# cursor_provider.go, 5386007: a ``.jsonl`` beside a ``.txt`` of the same id wins). Re-created by hand.
+TEXT = OWN / "text" / ".cursor" / "projects" / "home-ida-code-tidepool" / "agent-transcripts"
+TEXT_MAIN = TEXT / "3f6a1c8e-2d47-4b9a-9e05-7c1b2a3d4e5f.txt"
+
+
+def test_a_plain_text_transcript_is_a_session():
+    session, report = only(TEXT_MAIN)
+    assert session.session_id == "3f6a1c8e-2d47-4b9a-9e05-7c1b2a3d4e5f" and session.project == "tidepool"
+    assert session.started_at and session.ended_at  # the file's times, as for a JSONL transcript
+    assert [(m.role, m.kind, m.tool_name, m.text) for m in session.messages] == [
+        ("user", "text", None, "the nightly tide import crashes on leap days, find out why"),
+        ("assistant", "thinking", None,
+         "The importer builds dates from a day-of-year number.\nDay 366 only exists in leap years."),
+        ("assistant", "text", None, "I'll look at the date helper first."),
+        ("assistant", "tool_call", "Grep", "Grep: day_of_year in tidepool/importer"),
+        ("user", "tool_result", "Grep", "tidepool/importer/dates.py:14: def from_day_of_year(year, n):"),
+        ("assistant", "tool_call", "ReadFile", "ReadFile: tidepool/importer/dates.py"),
+        ("user", "tool_result", "ReadFile", "13 | # assumes 365 days\n14 | def from_day_of_year(year, n):"),
+        ("assistant", "text", None, "The helper assumes every year has 365 days, so day 366 raises in leap years. "
+                                    "I switched it to date(year, 1, 1) + timedelta(n - 1)."),
+        ("user", "text", None, "add a test for 2028-12-31"),
+        ("assistant", "text", None, "Added test_day_366_in_leap_year covering 2028-12-31."),
+    ]
+    assert "Workspace Path" not in all_text(session)
+    assert len({m.native_id for m in session.messages}) == 10
+    assert report.bad_lines == 0 and report.unknown_records == 0
+
+
+def test_plain_text_transcripts_are_found_and_a_jsonl_twin_wins(tmp_path):
+    found = {p.name: parser.platform for p, parser in discover([OWN / "text"])}
+    assert found == {
+        "3f6a1c8e-2d47-4b9a-9e05-7c1b2a3d4e5f.txt": "cursor",
+        "b7e2c9d4-6a18-4f3e-8c51-0d9e7f6a5b42.txt": "cursor",  # the nested layout
+        "e1d2c3b4-a5f6-4789-8abc-def012345678.txt": "cursor",
+        "5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d.txt": "cursor",
+        "e1d2c3b4-a5f6-4789-8abc-def012345678.jsonl": "cursor",
+    }  # scratch-notes.txt: no role marker first, not a transcript
+    nested, _ = only(TEXT / "b7e2c9d4-6a18-4f3e-8c51-0d9e7f6a5b42" / "b7e2c9d4-6a18-4f3e-8c51-0d9e7f6a5b42.txt")
+    assert user_texts(nested) == ["which cron file schedules the import?"] and nested.project == "tidepool"
+    sessions, report = parse(TEXT / "e1d2c3b4-a5f6-4789-8abc-def012345678.txt")
+    assert sessions == [] and any(".jsonl" in note for note in report.notes)
+    outside = tmp_path / "notes.txt"
+    outside.write_text(TEXT_MAIN.read_text())
+    assert parser_for(outside) is None  # a .txt is a transcript only inside agent-transcripts
+
+
+# A transcript whose first line is a system line, or a line whose message has no content (kenn-io/agentsview
+# internal/parser/cursor_test.go, 5386007, reads the lines after them). Re-created by hand.
+LEAD = OWN / "lead-lines" / ".cursor" / "projects" / "home-ida-code-quay" / "agent-transcripts"
+
+
+def test_a_transcript_opening_with_a_line_that_is_no_message_is_still_read():
+    system_first = LEAD / "0c9b8a7d-1e2f-4a3b-8c4d-5e6f7a8b9c0d.jsonl"
+    empty_first = LEAD / "6d5c4b3a-2f1e-4d0c-9b8a-7f6e5d4c3b2a.jsonl"
+    assert parser_for(system_first) is not None and parser_for(system_first).platform == "cursor"
+    assert parser_for(empty_first) is not None and parser_for(empty_first).platform == "cursor"
+    session, report = only(system_first)
+    assert user_texts(session) == ["why does the berth planner skip slot 0?"] and len(session.messages) == 1
+    assert "coding agent" not in all_text(session) and report.unknown_records == 1  # the system line
+    session, report = only(empty_first)
+    assert user_texts(session) == ["list the berths that are free on Monday"] and len(session.messages) == 1
+    assert report.unknown_records == 1  # the line without content
+
+
+def test_a_plain_text_transcript_may_mark_the_assistant_with_a_bare_a():
+    """Some versions write ``A:`` for the assistant's turns (a public reader of agent-transcripts splits on
+    ``user:`` / ``A:``)."""
+    session, _ = only(TEXT / "5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d.txt")
+    assert [(m.role, m.kind, m.text) for m in session.messages] == [
+        ("user", "text", "does the importer retry a failed download?"),
+        ("assistant", "thinking", "Look for a retry loop around the HTTP fetch."),
+        ("assistant", "tool_call", "Grep: retry in tidepool/importer"),
+        ("user", "tool_result", "no matches"),
+        ("assistant", "text", "No: a failed download raises straight away; nothing retries it."),
+    ]

@@ -157,3 +157,38 @@ def test_doctor_says_where_continue_and_goose_logs_were_found(tmp_path, monkeypa
     found = {f.area: f.message for f in check_log_folders()}
     assert str(home / ".continue" / "sessions") in found["Continue"]
     assert str(home / ".local" / "share" / "goose" / "sessions") in found["Goose"]
+
+
+NEWER = OWN / "newer"
+
+
+def _built_from_script(folder: Path) -> Path:
+    db = folder / "sessions" / "sessions.db"
+    built = sqlite3.connect(":memory:")
+    built.executescript((folder / "goose.sql").read_text())
+    committed = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    assert list(committed.iterdump()) == list(built.iterdump())  # the committed store is its script
+    committed.close()
+    built.close()
+    return db
+
+
+def test_a_subagent_session_names_the_session_that_started_it():
+    sessions, report = run_parser(GooseParser(), _built_from_script(NEWER))
+    main, sub = sessions
+    assert (main.session_id, main.parent_session_id) == ("20260302_4", None)
+    assert (sub.session_id, sub.parent_session_id) == ("20260302_5", "20260302_4")
+    assert all(FLAG_SUBAGENT in m.flags for m in sub.messages)
+    assert main.project == "pixelbox" and main.started_at == "2026-03-02T09:00:00Z"
+    assert user_texts(sub) == ["time each step of resize()"] and report.notes == []
+
+
+def test_a_store_from_before_message_metadata_is_read():
+    sessions, report = run_parser(GooseParser(), _built_from_script(OWN / "early"))
+    (session,) = sessions
+    assert session.session_id == "20251014_2" and session.title == "Unit conversions in the recipe scaler"
+    assert session.project == "mise" and session.started_at == "2025-10-14T18:30:00Z"
+    assert session.ended_at == "2025-10-14T18:33:00Z"
+    assert user_texts(session) == ["scaling a recipe by 3 turns 1 cup into 3 cups, make it say 3/4 quart"]
+    assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 1}
+    assert report.notes == [] and report.bad_lines == 0

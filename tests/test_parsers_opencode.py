@@ -14,7 +14,7 @@ from pathlib import Path
 
 from parser_helpers import all_text, counts, run_parser, user_texts
 
-from wwt.models import FLAG_ERROR, ParseReport
+from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, ParseReport
 from wwt.parsers import discover, parse_file, parser_for
 from wwt.parsers.common import read_head
 from wwt.parsers.opencode import OpenCodeParser
@@ -327,3 +327,43 @@ def test_an_older_session_already_migrated_is_skipped(tmp_path):
     legacy = data / LEGACY_SESSION.relative_to(LEGACY_DATA)
     sessions, report = parse(legacy)
     assert sessions == [] and any("migrated" in n for n in report.notes)
+
+
+NO_DIR = OWN / "no-directory-db"
+
+
+def test_a_store_whose_sessions_name_no_directory_is_read_with_the_projects_worktree(tmp_path):
+    """Older OpenCode-family stores have no ``session.directory`` column: the folder is ``project.worktree``."""
+    built = tmp_path / "opencode.db"
+    conn = sqlite3.connect(built)
+    conn.executescript((NO_DIR / "opencode.sql").read_text())
+    conn.commit()
+    dump = list(conn.iterdump())
+    conn.close()
+    committed = sqlite3.connect(f"{(NO_DIR / 'opencode.db').resolve().as_uri()}?mode=ro", uri=True)
+    assert list(committed.iterdump()) == dump  # the committed store is the script
+    committed.close()
+    sessions, report = _by_id(NO_DIR / "opencode.db")
+    assert report.notes == [] and report.bad_lines == 0
+    main, sub = sessions["ses_5b0c1d2e3f40HarborMapOne"], sessions["ses_5b0c1d2e3f41HarborMapSub"]
+    assert main.cwd == "/home/tomas/code/harbor-map" and main.project == "harbor-map"
+    assert main.title == "Tide table parser off by one"
+    assert main.started_at == "2026-01-06T12:00:00Z" and main.ended_at == "2026-01-06T12:01:30Z"
+    assert user_texts(main) == ["the tide table for March starts a day late, check the parser"]
+    assert counts(main) == {("user", "text"): 1, ("assistant", "text"): 1}
+    assert sub.parent_session_id == main.session_id and sub.cwd == main.cwd
+    outside = sessions["ses_5b0c1d2e3f42GlobalNoPath"]  # the global project's "/" is no folder of the session
+    assert (outside.cwd, outside.project) == (None, None)
+    assert user_texts(outside) == ["what is the unit of the tide height column?"]
+
+
+def test_a_compaction_summary_is_flagged_and_its_prompts_are_not_the_users():
+    """OpenCode compacts a session by a user message holding a ``compaction`` part and an assistant message with
+    ``summary: true`` whose text is the summary (sst/opencode packages/opencode/src/session/compaction.ts,
+    31e22f6); after an overflow it writes a ``synthetic`` "Continue…" prompt. Our own export in that shape."""
+    (session,), report = parse(OWN / "export" / "compacted-session.json")
+    assert user_texts(session) == ["night ferries after midnight vanish from the imported timetable"]
+    answers = [(m.text[:20], FLAG_COMPACTION_SUMMARY in m.flags) for m in session.messages if m.role == "assistant"]
+    assert answers == [("Times past 24:00 are", False), ("Summary: the user re", True),
+                       ("Added a test with a ", False)]
+    assert report.skipped_messages == 2  # the compaction request and the synthetic continuation

@@ -50,6 +50,8 @@ CANDIDATE_SUFFIXES = (".jsonl", ".json", ".jsonl.zst")
 CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md", "state.vscdb", "store.db",
                              "sessions.db"})
 _SKIP_SUFFIXES = (".meta.json",)
+# Plain-text logs opened only inside their agent's folder (Cursor's older ``agent-transcripts/<id>.txt``).
+_TEXT_FOLDERS = {".txt": "agent-transcripts"}
 
 
 def parser_for(path: Path | str) -> SessionParser | None:
@@ -164,9 +166,12 @@ def discover(
                 unrecognised.append(path)
 
 
-def _is_candidate(name: str) -> bool:
+def _is_candidate(name: str, folder: Path | None = None) -> bool:
     if name in CANDIDATE_NAMES:
         return True
+    suffix = os.path.splitext(name)[1]
+    if suffix in _TEXT_FOLDERS:
+        return folder is not None and _TEXT_FOLDERS[suffix] in folder.parts
     return name.endswith(CANDIDATE_SUFFIXES) and not name.endswith(_SKIP_SUFFIXES)
 
 
@@ -199,7 +204,7 @@ def _walk(root: Path, seen_dirs: set[tuple[int, int]]) -> Iterator[Path]:
             try:
                 if entry.is_dir(follow_symlinks=True):
                     subdirs.append(Path(entry.path))
-                elif entry.is_file(follow_symlinks=True) and _is_candidate(entry.name):
+                elif entry.is_file(follow_symlinks=True) and _is_candidate(entry.name, folder):
                     yield Path(entry.path)
             except OSError:
                 continue

@@ -10,6 +10,10 @@ Decisions:
   next message's ``reasoningText`` is kept once), ``tool.execution_complete`` (result; ``success:
   false`` flags an error; named after its call, as the event itself carries no tool name). ``tool.execution_start`` repeats a tool request and the other event kinds are
   lifecycle/telemetry: skipped silently; an event type never seen before is counted unknown.
+* Events carrying ``agentId`` (a sub-agent instance, per the CLI's event schema; older logs: ``data.
+  parentToolCallId``) form that sub-agent's own session ``<id>:agent-<agentId>`` under the main one; ``ephemeral`` events are not meant for the log and are
+  skipped; a ``user.message`` a skill, another agent (``source`` ``skill-…`` / ``agent-…``) or autopilot
+  (``isAutopilotContinuation``) wrote is not the user's words.
 * The session folder's ``workspace.yaml`` ``summary`` is the title (read line by line: no YAML dependency).
 * The legacy ``.json`` is one object ``{sessionId, startTime, chatMessages, timeline}`` with OpenAI-style chat
   messages; it is rewritten whole, so it is parsed whole (ingest re-parses it when size/mtime change).
@@ -43,9 +47,17 @@ EVENT_PREFIXES = ("session.", "user.", "assistant.", "tool.", "subagent.", "hook
 IGNORED_EVENTS = frozenset({"tool.execution_start", "tool.execution_partial_result", "tool.user_requested", "abort"})
 # Frequent events that carry no conversation text (turn markers, model switches, notices).
 LIFECYCLE_EVENTS = frozenset({"assistant.turn_start", "assistant.turn_end", "session.info", "session.model_change",
-                              "session.resume", "session.truncation", "assistant.usage"})
+                              "session.resume", "session.truncation", "assistant.usage",
+                              # Persisted kinds the CLI's event schema (github/copilot-sdk session-events) lists
+                              # that hold no conversation: the model's instructions, notices, a skill file's text,
+                              # permission prompts, tool search.
+                              "system.message", "system.notification", "skill.invoked", "tool_search.activated",
+                              "permission.requested", "permission.completed", "external_tool.requested",
+                              "external_tool.completed", "model.call_failure"})
 NAME_LOOKBACK = 64  # lines re-read on resume to name the tools whose results are appended
 _SUMMARY_RE = re.compile(r"^summary:[ \t]*(.*)$", re.MULTILINE)
+# A skill the CLI loads is written as a user.message: ``source`` ``skill-<name>``, content in <skill-context>.
+_SKILL_CONTEXT_RE = re.compile(r"<skill-context\b[^>]*>.*?(?:</skill-context>|\Z)", re.DOTALL)
 
 
 class CopilotCliParser:
@@ -151,50 +163,96 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
                 break
             if is_event(obj):
                 _remember_tool_names(obj["type"], obj["data"], names)
+    subs: dict[str, Session] = {}  # sub-agent instance id → its session (ids settled once the main one is known)
     for offset, _end, obj in iter_jsonl(path, report, start_offset):
         if not is_event(obj):
             report.unknown_records += 1
             continue
         etype, data = obj["type"], obj["data"]
         _remember_tool_names(etype, data, names)
-        if etype in IGNORED_EVENTS or etype in LIFECYCLE_EVENTS:
-            continue
+        if etype in IGNORED_EVENTS or etype in LIFECYCLE_EVENTS or obj.get("ephemeral") is True:
+            continue  # ephemeral: a transient event (a stream's partial answer…) the log is not meant to hold
         eid = str(obj.get("id") or f"@{offset}")
         ts = iso_timestamp(obj.get("timestamp"))
         parent = obj.get("parentId") if isinstance(obj.get("parentId"), str) else None
+        # The sub-agent that wrote it: ``agentId``, or (older logs, now deprecated) ``data.parentToolCallId``.
+        agent = next((v.strip()[:100] for v in (obj.get("agentId"), data.get("parentToolCallId"))
+                      if isinstance(v, str) and v.strip()), "")
+        if agent and etype in ("user.message", "assistant.message", "assistant.reasoning", "tool.execution_complete"):
+            target = subs.setdefault(agent, Session(session_id=agent, platform=PLATFORM, source_path=str(path)))
+            _add_event(target, etype, eid, data, ts, parent, names, report, from_agent=True)
+            continue
         if etype == "session.start":
             sid = data.get("sessionId")
             if isinstance(sid, str) and sid.strip():
                 session.session_id = sid.strip()
             context = data.get("context") if isinstance(data.get("context"), dict) else {}
-            _set_project(session, context.get("cwd"), context.get("gitRoot"))
+            # Some logs put the folder on ``data`` itself (other readers accept both).
+            _set_project(session, context.get("cwd") or data.get("cwd"), context.get("gitRoot") or data.get("gitRoot"))
             if isinstance(context.get("branch"), str) and context["branch"].strip():
                 session.git_branch = context["branch"].strip()
             session.started_at = iso_timestamp(data.get("startTime")) or ts
-        elif etype == "user.message":
-            content = data.get("content")
-            cleaned = clean_user_text(content if isinstance(content, str) else flatten_text(content))
-            if cleaned is None:
-                report.skipped_messages += 1
-                continue
-            session.messages.append(Message(eid, "user", "text", nfc(cleaned), ts, parent_id=parent))
-        elif etype == "assistant.message":
-            session.messages.extend(_assistant(eid, data, ts, parent, _last_thinking(session)))
-        elif etype == "assistant.reasoning":
-            text = data.get("content")
-            if isinstance(text, str) and text.strip():
-                session.messages.append(Message(eid, "assistant", "thinking", nfc(text.strip()), ts, parent_id=parent))
-        elif etype == "tool.execution_complete":
-            session.messages.append(_tool_result(eid, data, ts, parent, names))
+        elif etype in ("user.message", "assistant.message", "assistant.reasoning", "tool.execution_complete"):
+            _add_event(session, etype, eid, data, ts, parent, names, report)
         elif etype not in IGNORED_EVENTS and not etype.startswith(("session.", "assistant.", "hook.", "subagent.")):
             report.unknown_records += 1
     session.title = _read_title(path.parent) if path.name == "events.jsonl" else None
+    _settle_times(session)
+    if session.messages:
+        yield session
+    for agent, sub in subs.items():  # a sub-agent's events: its own session under the main one
+        sub.session_id, sub.parent_session_id = f"{session.session_id}:agent-{agent}", session.session_id
+        sub.cwd, sub.project_path, sub.project, sub.git_branch = (
+            session.cwd, session.project_path, session.project, session.git_branch)
+        _settle_times(sub)
+        if sub.messages:
+            yield sub
+
+
+def _settle_times(session: Session) -> None:
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     if stamps:
         session.started_at = session.started_at or earliest(stamps)
         session.ended_at = latest(stamps)
-    if session.messages:
-        yield session
+
+
+def _add_event(
+    session: Session, etype: str, eid: str, data: dict[str, Any], ts: str | None, parent: str | None,
+    names: dict[str, str], report: ParseReport, from_agent: bool = False,
+) -> None:
+    """One conversation event's messages into ``session`` (the main one, or a sub-agent's: ``from_agent``, where
+    the user turn is the prompt the calling agent wrote)."""
+    if etype == "user.message":
+        cleaned = _typed_text(data, from_agent)
+        if cleaned is None:
+            report.skipped_messages += 1
+            return
+        session.messages.append(Message(eid, "user", "text", nfc(cleaned), ts, parent_id=parent))
+    elif etype == "assistant.message":
+        session.messages.extend(_assistant(eid, data, ts, parent, _last_thinking(session)))
+    elif etype == "assistant.reasoning":
+        text = data.get("content")
+        if isinstance(text, str) and text.strip():
+            session.messages.append(Message(eid, "assistant", "thinking", nfc(text.strip()), ts, parent_id=parent))
+    elif etype == "tool.execution_complete":
+        session.messages.append(_tool_result(eid, data, ts, parent, names))
+
+
+def _typed_text(data: dict[str, Any], from_agent: bool = False) -> str | None:
+    """What the user typed in a ``user.message``: None for a skill the CLI loaded (``source: skill-…``), a
+    prompt another agent wrote to the main one (``source: agent-…``; kept in a sub-agent's own session) or one
+    autopilot wrote (``isAutopilotContinuation``); without any ``<skill-context>`` block; then the noise rules."""
+    source = data.get("source")
+    source = source.strip() if isinstance(source, str) else ""
+    if source.startswith("skill-") or (source.startswith("agent-") and not from_agent):
+        return None
+    if data.get("isAutopilotContinuation") is True:
+        return None
+    content = data.get("content")
+    text = content if isinstance(content, str) else flatten_text(content)
+    if "<skill-context" in text:
+        text = _SKILL_CONTEXT_RE.sub("", text)
+    return clean_user_text(text)
 
 
 def _last_thinking(session: Session) -> str | None:
@@ -223,7 +281,8 @@ def _assistant(
         call_id = str(request.get("toolCallId") or index)
         out.append(
             Message(f"{eid}#call:{call_id}", "assistant", "tool_call",
-                    nfc(render_tool_call(name, request.get("arguments"))), ts, tool_name=name, parent_id=parent)
+                    nfc(render_tool_call(name, request.get("arguments", request.get("input")))), ts, tool_name=name,
+                    parent_id=parent)
         )
     return out
 

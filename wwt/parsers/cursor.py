@@ -8,6 +8,10 @@ Decisions:
   lines are read from the last offset (message ids are byte offsets). A subagent's transcript
   (``<parent id>/subagents/<id>.jsonl``) is its own session under that parent. A copied transcript is
   recognised outside ``agent-transcripts`` by its lines: exactly ``{role, message: {content: [typed blocks]}}``.
+* Older transcripts are plain text (``agent-transcripts/<id>.txt`` or ``<id>/<id>.txt``): ``user:`` /
+  ``assistant:`` (or ``A:``) marker lines; in an assistant turn ``[Thinking]``, ``[Tool call] <name>`` and ``[Tool result]
+  [<name>]`` markers whose bodies are the rest of their line and the indented lines after it (``key: value`` or
+  ``key=value`` arguments). Read whole (ids are line numbers); skipped when a ``.jsonl`` of the same id is beside it.
 * The editor database is read like OpenCode's: read-only URI, ``query_only``, never locking the editor's
   writer. ``composerData:<id>`` gives the chat (title, times, ordered bubble headers or, in older versions,
   an inline ``conversation``), ``bubbleId:<id>:<bubble>`` each message (type 1 user, 2 assistant; ``thinking``,
@@ -78,7 +82,9 @@ class CursorParser:
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = PLATFORM
         path = Path(path)
-        if path.name in (DB_NAME, STORE_NAME):
+        if path.suffix == ".txt":
+            yield from _parse_text_transcript(path, report, start_offset)
+        elif path.name in (DB_NAME, STORE_NAME):
             rewritten_whole(path, report, start_offset)
             yield from (_parse_db(path, report) if path.name == DB_NAME else _parse_store(path, report))
         else:
@@ -110,6 +116,8 @@ def looks_like_cursor(path: Path, head: bytes) -> bool:
             and path.parent.name == "globalStorage"
             and any(part.lower().startswith("cursor") for part in path.parts[:-2])
         )
+    if path.suffix == ".txt":
+        return is_text_transcript(path, head)
     if not path.name.endswith(".jsonl"):
         return False
     lines = head.split(b"\n")
@@ -124,15 +132,19 @@ def looks_like_cursor(path: Path, head: bytes) -> bool:
             return index == len(lines) - 1 and bool(_CUT_LINE_RE.match(raw)) and (
                 "agent-transcripts" in path.parts or b"<user_query>" in raw
             )
-        if not (isinstance(obj, dict) and obj.get("role") in ("user", "assistant")):
+        if not (isinstance(obj, dict) and obj.get("role") in ("user", "assistant", "system")):
             return False
         message = obj.get("message")
-        if not isinstance(message, dict) or not isinstance(message.get("content"), (list, str)):
+        if not isinstance(message, dict):
             return False
         in_transcripts = "agent-transcripts" in path.parts
         extra = set(obj) - {"role", "message"}
         if extra and (not in_transcripts or extra & OTHER_AGENTS_KEYS):
             return False  # Claude/Qwen/Codex lines carry more keys (uuid, type, timestamp, payload)
+        if obj["role"] == "system" or not isinstance(message.get("content"), (list, str)):
+            if in_transcripts:
+                continue  # a system line or one without content: the next line decides
+            return False
         if in_transcripts or b"<user_query>" in raw:
             return True
         return set(message) == {"content"} and _typed_blocks(message["content"])
@@ -221,6 +233,9 @@ def _parse_transcript(path: Path, report: ParseReport, start_offset: int) -> Ite
             report.unknown_records += 1
             continue
         content = message.get("content")
+        if not isinstance(content, (list, str)):
+            report.unknown_records += 1  # a line with no content to read
+            continue
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         mid = f"{sid}@{offset}"
         if role == "user":
@@ -270,6 +285,140 @@ def _assistant_blocks(mid: str, blocks: list[Any]) -> list[Message]:
             out.append(Message(f"{mid}#call:{block.get('id') or index}", "assistant", "tool_call",
                                nfc(render_tool_call(name, block.get("input"))), tool_name=name))
     return out
+
+
+# ------------------------------------------------------------------------------ plain-text transcripts
+
+_TEXT_ROLES = {"user:": "user", "assistant:": "assistant", "A:": "assistant"}  # "A:" in some versions
+_TEXT_MARKERS = ("[Thinking]", "[Tool call]", "[Tool result]")
+_ARG_RE = re.compile(r"^([A-Za-z_][\w.-]*)\s*(?::|=)\s?(.*)$")
+
+
+def is_text_transcript(path: Path, head: bytes) -> bool:
+    """A ``.txt`` inside ``agent-transcripts`` whose first non-blank line is a ``user:`` / ``assistant:`` marker."""
+    if "agent-transcripts" not in path.parts:
+        return False
+    first = next((line.strip() for line in head.split(b"\n") if line.strip()), b"")
+    return first in (b"user:", b"assistant:", b"A:")
+
+
+def _parse_text_transcript(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
+    rewritten_whole(path, report, start_offset)
+    twin = path.with_suffix(".jsonl")
+    if twin.is_file():
+        report.note(f"skipped: {twin.name} beside it holds this session")
+        return
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError as exc:
+        report.note(f"cannot read: {exc.strerror or exc}")
+        return
+    started, ended = _file_times(path)
+    sid = path.stem
+    session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), project=_project_of(path),
+                      started_at=started, ended_at=ended, parent_session_id=_parent_of(path))
+    for role, number, lines in _text_turns(text):
+        report.lines += 1
+        mid = f"{sid}@L{number}"
+        if role == "user":
+            cleaned = user_query_text("\n".join(lines))
+            if cleaned is None:
+                report.skipped_messages += 1
+            else:
+                session.messages.append(Message(mid, "user", "text", nfc(cleaned)))
+        else:
+            session.messages.extend(_text_assistant(mid, lines))
+    if session.messages:
+        yield session
+
+
+def _text_turns(text: str) -> Iterator[tuple[str, int, list[str]]]:
+    """(role, line number of its marker, its lines) for each turn; text before the first marker is not a turn."""
+    role, number, lines = None, 0, []
+    for index, line in enumerate(text.splitlines()):
+        marker = _TEXT_ROLES.get(line.strip())
+        if marker is not None:
+            if role is not None:
+                yield role, number, lines
+            role, number, lines = marker, index + 1, []
+        elif role is not None:
+            lines.append(line)
+    if role is not None:
+        yield role, number, lines
+
+
+def _text_assistant(mid: str, lines: list[str]) -> list[Message]:
+    """An assistant turn: prose runs, and each marker with its body (rest of its line + the indented lines)."""
+    out: list[Message] = []
+    prose: list[str] = []
+    last_call: str | None = None
+
+    def flush() -> None:
+        body = "\n".join(prose).strip()
+        if body:
+            out.append(Message(f"{mid}#{len(out)}", "assistant", "text", nfc(body)))
+        prose.clear()
+
+    index = 0
+    while index < len(lines):
+        stripped = lines[index].strip()
+        marker = next((m for m in _TEXT_MARKERS if stripped.startswith(m)), None)
+        if marker is None:
+            prose.append(lines[index])
+            index += 1
+            continue
+        flush()
+        tail = stripped[len(marker):].strip()
+        index += 1
+        body: list[str] = []
+        while index < len(lines) and (not lines[index].strip() or lines[index][:1] in (" ", "\t")):
+            if any(lines[index].strip().startswith(m) for m in _TEXT_MARKERS):
+                break
+            body.append(lines[index])
+            index += 1
+        block = _dedent(body)
+        number = len(out)
+        if marker == "[Thinking]":
+            thought = "\n".join(part for part in (tail, block) if part)
+            if thought:
+                out.append(Message(f"{mid}#{number}", "assistant", "thinking", nfc(thought)))
+        elif marker == "[Tool call]":
+            last_call = tail or "tool"
+            out.append(Message(f"{mid}#call:{number}", "assistant", "tool_call",
+                               nfc(render_tool_call(last_call, _text_args(block))), tool_name=last_call))
+        else:
+            out.append(Message(f"{mid}#result:{number}", "user", "tool_result", nfc(bound_text(block)),
+                               tool_name=tail or last_call))
+    flush()
+    return out
+
+
+def _dedent(lines: list[str]) -> str:
+    """The lines without their common indentation, blank lines at either end dropped."""
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    cut = min(indents, default=0)
+    return "\n".join(line[cut:].rstrip() for line in lines).strip("\n")
+
+
+def _text_args(block: str) -> Any:
+    """A tool call's body as arguments: JSON when it is JSON, ``key: value`` / ``key=value`` lines as a dict,
+    else the text itself."""
+    if not block.strip():
+        return None
+    if block.lstrip().startswith("{"):
+        try:
+            return json.loads(block)
+        except ValueError:
+            pass
+    args: dict[str, str] = {}
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        found = _ARG_RE.match(line.strip())
+        if found is None or line[:1] in (" ", "\t"):
+            return block
+        args[found.group(1)] = found.group(2).strip()
+    return args
 
 
 # ------------------------------------------------------------------------------------------- database
@@ -379,13 +528,42 @@ def _composer_session(
         items = [b for b in data.get("conversation") or [] if isinstance(b, dict)]  # older: inline bubbles
     for index, bubble in enumerate(items):
         session.messages.extend(_bubble(cid, index, bubble, session.started_at, report))
+    if folder is None:
+        folder = _bubble_folder(items)
+        if folder:
+            session.project, session.project_path, session.cwd = Path(folder).name or folder, folder, folder
     return session if session.messages else None
+
+
+def _bubble_folder(bubbles: list[dict[str, Any]]) -> str | None:
+    """The workspace a chat's bubbles name (for a chat no workspace database lists): ``workspaceProjectDir``,
+    else a ``workspaceUris`` entry, a local ``file://`` or remote ``vscode-remote://`` folder."""
+    for bubble in bubbles:
+        folder = bubble.get("workspaceProjectDir")
+        if isinstance(folder, str) and folder.strip():
+            return folder.strip()
+        uris = bubble.get("workspaceUris")
+        for uri in uris if isinstance(uris, list) else []:
+            if isinstance(uri, str) and uri.startswith(("file://", "vscode-remote://")):
+                where = unquote(urlparse(uri).path)
+                if where.strip("/"):
+                    return where
+    return None
+
+
+def _bubble_text(bubble: dict[str, Any]) -> str:
+    """A bubble's words: ``text``, else (other versions, as other readers take them) ``rawText`` or ``content``."""
+    for key in ("text", "rawText", "content"):
+        value = bubble.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
 
 
 def _bubble(cid: str, index: int, bubble: dict[str, Any], default_ts: str | None, report: ParseReport) -> list[Message]:
     bid = str(bubble.get("bubbleId") or index)
-    ts = iso_timestamp(bubble.get("createdAt")) or default_ts
-    text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
+    ts = iso_timestamp(bubble.get("createdAt")) or iso_timestamp(bubble.get("timestamp")) or default_ts
+    text = _bubble_text(bubble)
     if bubble.get("type") == 1:
         cleaned = clean_user_text(text)
         if cleaned is None:

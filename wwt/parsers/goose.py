@@ -60,7 +60,8 @@ SILENT_TYPES = frozenset({"toolConfirmationRequest", "actionRequired", "redacted
                           "conversationCompacted", "contextLengthExceeded", "summarizationRequested"})
 METADATA_KEYS = ("description", "message_count")  # both in every SessionMetadata line goose wrote
 SESSIONS_SQL = "SELECT * FROM sessions ORDER BY created_at, id"
-MESSAGES_SQL = ("SELECT id, role, content_json, created_timestamp, metadata_json FROM messages"
+# ``metadata_json`` came with schema 3: an older store's rows have none (every message then counts as shown).
+MESSAGES_SQL = ("SELECT id, role, content_json, created_timestamp, {metadata} AS metadata_json FROM messages"
                 " WHERE session_id = ? ORDER BY timestamp, id")
 
 
@@ -179,8 +180,10 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
         if not {"sessions", "messages"} <= tables:
             report.note("not a goose database (no sessions/messages tables)")
             return
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+        messages_sql = MESSAGES_SQL.format(metadata="metadata_json" if "metadata_json" in columns else "NULL")
         for row in conn.execute(SESSIONS_SQL).fetchall():
-            session = _db_session(conn, path, dict(row), report)
+            session = _db_session(conn, path, dict(row), report, messages_sql)
             if session is not None:
                 yield session
     except DATABASE_ERRORS as exc:
@@ -189,7 +192,9 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
         conn.close()
 
 
-def _db_session(conn: sqlite3.Connection, path: Path, row: dict[str, Any], report: ParseReport) -> Session | None:
+def _db_session(
+    conn: sqlite3.Connection, path: Path, row: dict[str, Any], report: ParseReport, messages_sql: str
+) -> Session | None:
     sid = row.get("id")
     if not isinstance(sid, str) or not sid:
         report.unknown_records += 1
@@ -197,12 +202,14 @@ def _db_session(conn: sqlite3.Connection, path: Path, row: dict[str, Any], repor
     kind = row.get("session_type") or "user"
     if kind == "hidden":
         return None  # goose's own internal runs, never listed to the user
-    session = Session(session_id=sid, platform=PLATFORM, source_path=str(path))
+    parent = row.get("parent_session_id")  # newer stores: the session that started this one
+    session = Session(session_id=sid, platform=PLATFORM, source_path=str(path),
+                      parent_session_id=parent if isinstance(parent, str) and parent.strip() else None)
     _set_meta(session, row.get("working_dir"), row.get("name") or row.get("description"))
     session.started_at = iso_timestamp(row.get("created_at"))
     session.ended_at = iso_timestamp(row.get("updated_at"))
     convert = _Converter(report, frozenset({FLAG_SUBAGENT}) if kind == "sub_agent" else frozenset())
-    for message in conn.execute(MESSAGES_SQL, (sid,)):
+    for message in conn.execute(messages_sql, (sid,)):
         report.lines += 1
         try:
             content = json.loads(message["content_json"])

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, Message, ParseReport, Session, earliest, latest
+from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message, ParseReport, Session, earliest, latest
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.common import (
     _json_value,
@@ -162,8 +162,8 @@ def open_readonly_or_note(path: Path, report: ParseReport) -> sqlite3.Connection
         return None
 
 
-SESSIONS_SQL = ("SELECT id, parent_id, directory, title, time_created, time_updated FROM session"
-                " ORDER BY time_created, id")
+SESSIONS_SQL = ("SELECT s.id, s.parent_id, {directory}, s.title, s.time_created, s.time_updated, {worktree}"
+                " FROM session AS s{join} ORDER BY s.time_created, s.id")
 MESSAGES_SQL = "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id"
 PARTS_SQL = ("SELECT p.id, p.message_id, p.data FROM message AS m JOIN part AS p ON p.message_id = m.id"
              " WHERE m.session_id = ? ORDER BY m.time_created, m.id, p.id")  # both through OpenCode's indexes
@@ -182,9 +182,9 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
             report.unknown_records += 1
             return
         roots: dict[str, str] = {}  # project root per session directory: looked up on disk once per parse
-        for sid, parent, directory, title, created, updated in conn.execute(SESSIONS_SQL):
+        for sid, parent, directory, title, created, updated, worktree in conn.execute(_sessions_sql(conn, tables)):
             info = {"id": sid, "parentID": parent, "directory": directory, "title": title,
-                    "time": {"created": created, "updated": updated}}
+                    "time": {"created": created, "updated": updated}, "worktree": worktree}
             messages, parts_by_message = session_rows(conn, sid, report)
             session = _build(path, info, messages, parts_by_message, report, roots)
             if session is not None:
@@ -193,6 +193,19 @@ def _parse_db(path: Path, report: ParseReport) -> Iterator[Session]:
         report.note(f"database read error: {exc}"[:200])
     finally:
         conn.close()
+
+
+def _sessions_sql(conn: sqlite3.Connection, tables: set[str]) -> str:
+    """The session query for this store: older OpenCode-family stores have no ``session.directory`` (their
+    folder is the project's ``worktree``)."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(session)")}
+    has_project = "project" in tables and "project_id" in columns and "worktree" in {
+        r[1] for r in conn.execute("PRAGMA table_info(project)")}
+    return SESSIONS_SQL.format(
+        directory="s.directory" if "directory" in columns else "NULL",
+        worktree="p.worktree" if has_project else "NULL",
+        join=" LEFT JOIN project AS p ON p.id = s.project_id" if has_project else "",
+    )
 
 
 def session_rows(
@@ -377,6 +390,10 @@ def _build(
         messages = list(messages)
         directory = next((m["path"]["cwd"] for m in messages if isinstance(m.get("path"), dict)
                           and isinstance(m["path"].get("cwd"), str) and m["path"]["cwd"].strip()), None)
+        # A store without session.directory: the project's folder, unless it is the global project's "/".
+        worktree = info.get("worktree")
+        if directory is None and isinstance(worktree, str) and worktree.strip() not in ("", "/"):
+            directory = worktree
     time = info.get("time") if isinstance(info.get("time"), dict) else {}
     root = None
     if directory:
@@ -428,11 +445,13 @@ def _message(message: dict[str, Any], parts: list[dict[str, Any]], report: Parse
         report.unknown_records += 1
         return []
     out: list[Message] = []
+    # ``summary: true``: the answer to a compaction request, a summary of the conversation so far.
+    flags = frozenset({FLAG_COMPACTION_SUMMARY}) if message.get("summary") is True else frozenset()
     for part in parts:
         ptype, pid = part.get("type"), str(part.get("id"))
         pts = iso_timestamp(_part_start(part)) or ts
         if ptype == "text" and isinstance(part.get("text"), str) and part["text"].strip():
-            out.append(Message(pid, "assistant", "text", nfc(part["text"].strip()), pts, parent_id=mid))
+            out.append(Message(pid, "assistant", "text", nfc(part["text"].strip()), pts, parent_id=mid, flags=flags))
         elif ptype == "reasoning" and isinstance(part.get("text"), str) and part["text"].strip():
             out.append(Message(pid, "assistant", "thinking", nfc(part["text"].strip()), pts, parent_id=mid))
         elif ptype == "tool":
