@@ -18,6 +18,10 @@ Decisions:
   records that are not its ancestors: the abandoned branch (``_Chain``).
 * A subagent transcript (``subagents/…/agent-*.jsonl``, records with ``isSidechain``/``agentId``) is its own
   session ``<sessionId>:<file stem>`` whose parent is ``sessionId``; sidechain lines in a main file are flagged.
+* Before the JSONL log, Qwen Code kept Gemini CLI's recorder: one ``ConversationRecord`` rewritten whole in
+  ``<runtime dir>/tmp/<sha256 of the project root>/chats/session-*.json``. Such a file is Qwen's (not Gemini's)
+  and is read by the Gemini reader; a model turn typed ``qwen`` (as Qwen's VS Code companion reads them) is
+  the assistant's, like ``gemini``.
 """
 
 from __future__ import annotations
@@ -40,8 +44,16 @@ from wwt.models import (
     latest,
 )
 from wwt.parsers.claude_code import project_name, project_root
-from wwt.parsers.common import bound_text, glued_records, iso_timestamp, iter_jsonl, nfc, render_tool_call
-from wwt.parsers.gemini_cli import _response_text
+from wwt.parsers.common import (
+    bound_text,
+    glued_records,
+    iso_timestamp,
+    iter_jsonl,
+    load_json_object,
+    nfc,
+    render_tool_call,
+)
+from wwt.parsers.gemini_cli import _build_session, _response_text, looks_like_gemini
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "qwen-code"
@@ -56,14 +68,19 @@ class QwenCodeParser:
     platform = PLATFORM
 
     def default_roots(self) -> list[Path]:
-        return [qwen_runtime_dir() / "projects"]
+        runtime = qwen_runtime_dir()
+        return [runtime / "projects", runtime / "tmp"]  # tmp: the legacy whole-file recordings
 
     def detect(self, path: Path, head: bytes) -> bool:
-        return looks_like_qwen(path, head)
+        return looks_like_qwen(path, head) or looks_like_legacy_qwen(path, head)
 
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = PLATFORM
-        yield from _parse(Path(path), report, start_offset)
+        path = Path(path)
+        if path.name.endswith(".json"):
+            yield from _parse_legacy(path, report, start_offset)
+        else:
+            yield from _parse(path, report, start_offset)
 
 
 def qwen_runtime_dir() -> Path:
@@ -116,6 +133,49 @@ def looks_like_qwen(path: Path, head: bytes) -> bool:
             continue  # bookkeeping first; the conversation lines decide
         return False
     return False
+
+
+_QWEN_TYPED_RE = re.compile(rb'"type"\s*:\s*"qwen"')
+
+
+def looks_like_legacy_qwen(path: Path, head: bytes) -> bool:
+    """A legacy whole-file recording (Gemini's ``.json`` shape) kept in Qwen's ``tmp/<hash>/chats`` folder, or
+    one whose model turns are typed ``qwen``."""
+    if not path.name.endswith(".json") or not looks_like_gemini(path, head):
+        return False
+    return _in_qwen_tmp(path) or bool(_QWEN_TYPED_RE.search(head))
+
+
+def _in_qwen_tmp(path: Path) -> bool:
+    parents = path.parents
+    if len(parents) < 4 or parents[0].name != "chats" or parents[2].name != "tmp":
+        return False
+    return parents[3].name == ".qwen" or parents[3] == qwen_runtime_dir()
+
+
+def _parse_legacy(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
+    """Gemini's whole-file ``ConversationRecord``, read by the Gemini reader under Qwen's name."""
+    data = load_json_object(path, report, "messages")  # a file cut mid-write keeps its intact messages
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        report.note("not a Qwen chat recording: skipped")
+        report.unknown_records += 1
+        return
+    if start_offset:
+        report.requires_full_reparse = True  # rewritten whole: the result replaces, not appends
+    records: dict[str, dict[str, Any]] = {}
+    for index, raw in enumerate(data["messages"]):
+        report.lines += 1
+        if not isinstance(raw, dict):
+            report.bad_lines += 1
+            continue
+        if raw.get("type") == "qwen":
+            raw = {**raw, "type": "gemini"}
+        msg_id = raw.get("id")
+        records[str(msg_id) if msg_id is not None else f"#{index}"] = raw
+    session = _build_session(path, data, records, report)
+    if session is not None:
+        session.platform = PLATFORM
+        yield session
 
 
 def _in_qwen_chats(path: Path) -> bool:
