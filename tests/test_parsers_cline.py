@@ -234,3 +234,19 @@ def test_mcp_tool_calls_and_subtask_results_are_kept(tmp_path):
     assert call.tool_name == "set_theme" and "Default Dark Modern" in call.text
     results = [(m.tool_name, FLAG_ERROR in m.flags) for m in session.messages if m.kind == "tool_result"]
     assert results == [("set_theme", True), ("new_task", False)]
+
+
+@pytest.mark.parametrize("variable", ["CLINE_DATA_DIR", "CLINE_DIR"])
+def test_discovery_follows_clines_data_folder_overrides(tmp_path, monkeypatch, variable):
+    """Cline keeps its tasks in one data folder shared by the CLI and (since its storage moved out of VS Code)
+    the extension: ``$CLINE_DATA_DIR``, else ``$CLINE_DIR/data``, else ``~/.cline/data``
+    (cline/cline ``apps/vscode/src/shared/storage/storage-context.ts``, ``resolveDataDirFromEnv``)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLINE_DATA_DIR", raising=False)
+    monkeypatch.delenv("CLINE_DIR", raising=False)
+    data = tmp_path / "elsewhere" / "data" if variable == "CLINE_DIR" else tmp_path / "cline-data"
+    monkeypatch.setenv(variable, str(data.parent if variable == "CLINE_DIR" else data))
+    shutil.copytree(CLINE.parent, data / "tasks" / CLINE.parent.name)
+    found = [(p.parent.name, x.platform) for p, x in discover()]
+    assert found == [("1767950000000", "cline")]

@@ -60,14 +60,22 @@ def editor_global_storage(extension_id: str) -> list[Path]:
     return [base / editor / "User" / "globalStorage" / extension_id for editor in EDITORS]
 
 
+def cline_data_dir() -> Path:
+    """Cline's own data folder (the CLI's, and the extension's once its storage left VS Code):
+    ``$CLINE_DATA_DIR``, else ``$CLINE_DIR/data``, else ``~/.cline/data`` (its ``resolveDataDirFromEnv``)."""
+    raw = os.environ.get("CLINE_DATA_DIR", "").strip()
+    if raw:
+        return Path(raw).expanduser()
+    home = os.environ.get("CLINE_DIR", "").strip()
+    return (Path(home).expanduser() if home else Path.home() / ".cline") / "data"
+
+
 class ClineParser:
     platform = PLATFORM
     marker = EXTENSION_ID  # a path part that names this extension's storage
 
     def default_roots(self) -> list[Path]:
-        return [root / "tasks" for root in editor_global_storage(EXTENSION_ID)] + [
-            Path.home() / ".cline" / "data" / "tasks"
-        ]
+        return [root / "tasks" for root in editor_global_storage(EXTENSION_ID)] + [cline_data_dir() / "tasks"]
 
     def detect(self, path: Path, head: bytes) -> bool:
         return (looks_like_task_log(path, head) or looks_like_history(path, head)) and self.owns(path)
