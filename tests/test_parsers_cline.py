@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from parser_helpers import all_text, counts, run_parser, user_texts
 
-from wwt.models import FLAG_ERROR, ParseReport
+from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, ParseReport
 from wwt.parsers import discover, parser_for
 from wwt.parsers.cline import ClineParser
 from wwt.parsers.common import JSON_LIST_CHUNK, iter_json_list, read_head
@@ -62,7 +62,8 @@ def test_resume_is_a_whole_parse_and_discovery_follows_the_editor_folders(tmp_pa
     shutil.copytree(OWN / "saoudrizwan.claude-dev", storage / "saoudrizwan.claude-dev")
     shutil.copytree(OWN / "rooveterinaryinc.roo-cline", storage / "rooveterinaryinc.roo-cline")
     found = sorted((p.parent.name, x.platform) for p, x in discover())
-    assert found == [("1767950000000", "cline"), ("1767960000000", "roo-code")]
+    assert found == [("1767950000000", "cline"), ("1767960000000", "roo-code"),
+                     ("5e8b2a41-7c3d-4f9e-a1b6-2d4c6e8f0a13", "roo-code")]
 
 
 def _entries() -> list:
@@ -250,3 +251,23 @@ def test_discovery_follows_clines_data_folder_overrides(tmp_path, monkeypatch, v
     shutil.copytree(CLINE.parent, data / "tasks" / CLINE.parent.name)
     found = [(p.parent.name, x.platform) for p, x in discover()]
     assert found == [("1767950000000", "cline")]
+
+
+ROO_SUBTASK = OWN / "rooveterinaryinc.roo-cline" / "tasks" / "5e8b2a41-7c3d-4f9e-a1b6-2d4c6e8f0a13" / "ui_messages.json"
+
+
+def test_a_roo_code_subtask_belongs_to_the_task_that_delegated_it():
+    """Roo Code's ``new_task`` opens a child task whose first entry (the ``say: text`` that ``startTask`` writes)
+    is the instruction the parent's model wrote, not the user's words; the child's ``history_item.json`` names
+    the delegating task in ``parentTaskId`` (RooCodeInc/Roo-Code ``packages/types/src/history.ts``; agentsview's
+    roocode parser links the two the same way). The child is the parent's subagent session."""
+    (session,), report = run_parser(RooCodeParser(), ROO_SUBTASK)
+    assert session.session_id == "5e8b2a41-7c3d-4f9e-a1b6-2d4c6e8f0a13" and session.platform == "roo-code"
+    assert session.parent_session_id == "9a7c5e31-0b2d-4f6a-8c1e-3d5f7a9b1c24"
+    assert session.cwd == "/home/dev/billing-worker"
+    assert session.started_at == "2026-01-09T15:06:40Z" and session.ended_at == "2026-01-09T15:06:52Z"
+    assert counts(session) == {("user", "text"): 1, ("assistant", "tool_call"): 2, ("user", "tool_result"): 1,
+                               ("assistant", "text"): 1}
+    assert all(FLAG_SUBAGENT in m.flags for m in session.messages)  # the delegated instruction included
+    (own,), _ = run_parser(RooCodeParser(), ROO)  # a task the user started: no parent, nothing flagged
+    assert own.parent_session_id is None and not any(FLAG_SUBAGENT in m.flags for m in own.messages)

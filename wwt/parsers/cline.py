@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.cline_history import finish_task, looks_like_history, parse_history
 from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, render_tool_call
@@ -133,23 +133,31 @@ def parse_task(path: Path, report: ParseReport, platform: str) -> Iterator[Sessi
             elif kind == "mcp_server_response" and mcp_tool:
                 message.tool_name = mcp_tool  # the answer is named after the MCP tool that was called
             session.messages.append(message)
-    if session.cwd is None:
-        _cwd_from_history_item(session, path.parent / HISTORY_ITEM)
+    _from_history_item(session, path.parent / HISTORY_ITEM)
     if finish_task(session):
         yield session
 
 
-def _cwd_from_history_item(session: Session, path: Path) -> None:
+def _from_history_item(session: Session, path: Path) -> None:
     """Roo Code keeps the task's ``HistoryItem`` beside its logs: ``workspace`` is the folder the task ran in
-    (its ``api_req_started`` entries no longer carry the environment details)."""
+    (its ``api_req_started`` entries no longer carry the environment details), and ``parentTaskId`` names the
+    task that delegated this one (``new_task``): a subtask is that task's subagent, its first entry the
+    instruction the parent's model wrote."""
     try:
         if path.stat().st_size > 1 << 20:
             return
         item = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return
-    workspace = item.get("workspace") if isinstance(item, dict) else None
-    if isinstance(workspace, str) and workspace.strip():
+    if not isinstance(item, dict):
+        return
+    parent = item.get("parentTaskId")
+    if isinstance(parent, str) and parent.strip() and parent.strip() != session.session_id:
+        session.parent_session_id = parent.strip()
+        for message in session.messages:
+            message.flags = message.flags | {FLAG_SUBAGENT}
+    workspace = item.get("workspace")
+    if session.cwd is None and isinstance(workspace, str) and workspace.strip():
         session.cwd = workspace.strip().rstrip("/") or "/"
         session.project_path = project_root(session.cwd)
         session.project = project_name(session.project_path)
