@@ -354,3 +354,20 @@ def test_taking_runs_of_lines_by_search_gives_what_feeding_each_line_gives(tmp_p
         path.write_text("\n".join(lines) + rng.choice(["", "\n"]), encoding="utf-8", newline="")
         monkeypatch.setattr(aider, "_BLOCK", rng.choice([16, 64, 1 << 18]))
         assert parsed(path) == line_by_line(path), lines
+
+
+TIDEPOOL = Path(__file__).parent / "fixtures" / "aider" / "tidepool" / ".aider.chat.history.md"
+
+
+def test_empty_prompts_and_auto_answers_aider_logs_as_prompts_are_not_the_users():
+    """Two ``#### `` lines nobody typed (aider/io.py): an empty Enter is logged as ``#### <blank>``
+    (``user_input`` with no input), and once a grouped question is answered "All" (or "Skip all") each later
+    question of the group is answered by Aider and logged through ``user_input`` as ``<question> … [Yes]: all``
+    before its ``> `` copy (``confirm_ask`` with ``group.preference``). Both are common in genuine public
+    histories. Our own run in those shapes:"""
+    (session,), report = parse(TIDEPOOL)
+    assert user_texts(session) == ["the tide table shows yesterday's times after midnight"]  # /exit: bare command
+    assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 2, ("user", "tool_result"): 3}
+    assert report.skipped_messages == 5  # three <blank>, one auto answer, the bare /exit
+    results = [m.text for m in session.messages if m.kind == "tool_result"]
+    assert results[1] == "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: a"

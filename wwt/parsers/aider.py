@@ -13,7 +13,9 @@ Decisions:
   ``#### `` line is a prompt (a heading in an answer is taken for one) and each ``> `` line a tool line. A bare slash command (``/add``, ``/clear``) is a UI action and is left out; one with
   arguments is kept. ``/ask|/code|/architect|/context X`` is logged again as a prompt ``X``, and ``/help X`` as
   ``# Question: X`` with the documentation Aider found: that second prompt is Aider's, left out. So are the
-  architect's answer, logged again as a prompt when it is handed to the editor model, and a lint report. The startup banner (blockquotes before the first prompt) is not indexed; later
+  architect's answer, logged again as a prompt when it is handed to the editor model, a lint report, an empty
+  Enter (``#### <blank>``) and a grouped question Aider answered itself after "All". The startup banner
+  (blockquotes before the first prompt) is not indexed; later
   blockquotes (applied edits, commits, errors, command output) become one tool result per block.
 * Times: the file holds only each run's start, written in the machine's local time: every message of a run
   takes it (converted to UTC). The file is rewritten only by appending, but it is parsed whole (ingest
@@ -156,6 +158,10 @@ _CHAT_COMMAND_RE = re.compile(r"/(ask|code|architect|context|help) (.+)", re.DOT
 
 
 LINT_PROMPT = "# Fix any errors below, if possible."  # aider/linter.py opens every lint report with it
+BLANK_PROMPT = "<blank>"  # aider/io.py ``user_input`` logs an empty Enter as this
+# A grouped question Aider answered itself after "All"/"Skip all" (io.py ``confirm_ask``, ``group.preference``):
+# logged through ``user_input`` as the question, its options and the remembered answer.
+_AUTO_ANSWER_RE = re.compile(r"[^\n]*\? \(Y\)es/\(N\)o(?:/\(A\)ll)?/\(S\)kip all(?:/\(D\)on't ask again)? \[[^\]\n]*\]: (?:all|skip)")
 
 
 def _plain(text: str) -> str:
@@ -373,8 +379,8 @@ class _Run:
         native = f"{session.session_id}#{self.count}"
         if kind == "user":
             self.prompted = True
-            if text.startswith("/") and " " not in text.strip():
-                report.skipped_messages += 1  # a bare command: a UI action
+            if text.startswith("/") and " " not in text.strip() or text == BLANK_PROMPT or _AUTO_ANSWER_RE.fullmatch(text):
+                report.skipped_messages += 1  # a bare command (a UI action), an empty Enter, Aider's own answer
                 return
             cleaned = clean_user_text(text)
             if cleaned is None or _relogged(session.messages[-1:], cleaned) or self._not_typed(text):
