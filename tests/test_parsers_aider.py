@@ -371,3 +371,25 @@ def test_empty_prompts_and_auto_answers_aider_logs_as_prompts_are_not_the_users(
     assert report.skipped_messages == 5  # three <blank>, one auto answer, the bare /exit
     results = [m.text for m in session.messages if m.kind == "tool_result"]
     assert results[1] == "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: a"
+
+
+SALTMARSH = Path(__file__).parent / "fixtures" / "aider" / "saltmarsh" / ".aider.chat.history.md"
+
+
+def test_a_reasoning_models_thinking_is_thinking_not_the_answer():
+    """With a reasoning model Aider streams the reasoning into the reply wrapped in its own tag
+    ``<thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>`` (aider/reasoning_tags.py ``REASONING_TAG``,
+    base_coder.py ``show_send_output``) and logs the reply before removing it (``send`` → ``ai_output``), so the
+    history holds the tagged reasoning before the answer (seen in genuine public histories). Our own run:"""
+    (session,), report = parse(SALTMARSH)
+    assert [(m.role, m.kind) for m in session.messages] == [
+        ("user", "text"), ("assistant", "thinking"), ("assistant", "text"), ("user", "tool_result"),
+        ("user", "text"), ("assistant", "thinking"), ("assistant", "text"), ("user", "tool_result"),
+    ]
+    thinking = [m.text for m in session.messages if m.kind == "thinking"]
+    answers = [m.text for m in session.messages if m.role == "assistant" and m.kind == "text"]
+    assert thinking[0].startswith("The export job filters on last_run") and thinking[0].endswith("fixed at one day.")
+    assert thinking[1] == "Change the query to use the stored last_success timestamp."
+    assert answers[0].startswith("The export window is one day") and answers[1].startswith("export.py\n```python")
+    assert not any("thinking-content" in m.text for m in session.messages)
+    assert len({m.native_id for m in session.messages}) == len(session.messages)

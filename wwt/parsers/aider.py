@@ -17,6 +17,8 @@ Decisions:
   Enter (``#### <blank>``) and a grouped question Aider answered itself after "All". The startup banner
   (blockquotes before the first prompt) is not indexed; later
   blockquotes (applied edits, commits, errors, command output) become one tool result per block.
+* A reasoning model's thinking, logged inside the reply in Aider's ``<thinking-content-…>`` tag, is a thinking
+  message before the answer.
 * Times: the file holds only each run's start, written in the machine's local time: every message of a run
   takes it (converted to UTC). The file is rewritten only by appending, but it is parsed whole (ingest
   re-parses it when its size or mtime changes; message ids are positions within the run).
@@ -158,6 +160,9 @@ _CHAT_COMMAND_RE = re.compile(r"/(ask|code|architect|context|help) (.+)", re.DOT
 
 
 LINT_PROMPT = "# Fix any errors below, if possible."  # aider/linter.py opens every lint report with it
+# Aider wraps a reasoning model's thinking in this tag inside the reply it logs (aider/reasoning_tags.py).
+REASONING_TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"
+_REASONING_RE = re.compile(rf"<{REASONING_TAG}>(.*?)(?:</{REASONING_TAG}>|\Z)", re.DOTALL)
 BLANK_PROMPT = "<blank>"  # aider/io.py ``user_input`` logs an empty Enter as this
 # A grouped question Aider answered itself after "All"/"Skip all" (io.py ``confirm_ask``, ``group.preference``):
 # logged through ``user_input`` as the question, its options and the remembered answer.
@@ -392,6 +397,15 @@ class _Run:
                 return  # the startup banner (version, model, repo map)
             message = Message(native, "user", "tool_result", nfc(bound_text(text)), self.timestamp, tool_name="aider")
         else:
+            if REASONING_TAG in text:  # a reasoning model's thinking, logged inside the reply
+                thinking = "\n\n".join(t.strip() for t in _REASONING_RE.findall(text) if t.strip())
+                text = _REASONING_RE.sub("", text).strip()
+                if thinking:
+                    session.messages.append(Message(native, "assistant", "thinking", nfc(thinking), self.timestamp))
+                    self.count += 1
+                    native = f"{session.session_id}#{self.count}"
+                if not text:
+                    return
             message = Message(native, "assistant", "text", nfc(text), self.timestamp)
             self.last_answer = text
         self.count += 1
