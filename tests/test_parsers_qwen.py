@@ -330,3 +330,23 @@ def test_legacy_recordings_are_looked_for_in_the_runtime_folder(tmp_path, monkey
     monkeypatch.setenv("QWEN_RUNTIME_DIR", str(runtime))
     assert runtime / "tmp" in PARSER.default_roots()
     assert parser_for(chats / LEGACY.name).platform == "qwen-code"  # under $QWEN_RUNTIME_DIR, not ``.qwen``
+
+
+REALTIME = (Path(__file__).parent / "fixtures" / "qwen-code" / "projects" / "-home-ines-code-tally" / "chats"
+            / "2f8e6c4a-1b3d-4e5f-9a7b-8c6d4e2f0a1b.jsonl")
+
+
+def test_what_the_user_said_in_a_realtime_voice_chat_is_theirs():
+    """A Realtime (voice) exchange is written as a ``user`` and an ``assistant`` record with subtype
+    ``realtime_message`` (QwenLM/qwen-code ``chatRecordingService.ts`` ``recordRealtimeConversation``; the
+    user's has ``provenance: real_user``): the spoken question is the user's words like a typed prompt."""
+    session, report = only(REALTIME)
+    assert [(m.role, m.kind, m.timestamp) for m in session.messages] == [
+        ("user", "text", "2026-09-03T07:40:00.100Z"),
+        ("assistant", "text", "2026-09-03T07:40:03.500Z"),
+        ("user", "text", "2026-09-03T07:40:21Z"),
+        ("assistant", "text", "2026-09-03T07:40:22.800Z"),
+        ("user", "text", "2026-09-03T07:41:05Z"),
+    ]
+    assert user_texts(session)[1] == "does round half even explain the missing cent on invoice forty two"
+    assert report.unknown_records == 0 and report.skipped_messages == 0

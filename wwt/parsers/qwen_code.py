@@ -5,7 +5,8 @@ line — Claude Code's envelope (``uuid``, ``parentUuid``, ``sessionId``, ``time
 ``cwd``, ``version``, ``gitBranch``) around a Gemini ``Content`` (``message: {role, parts}``).
 
 Decisions:
-* ``type: user`` without subtype (and ``mid_turn_user_message``) is what the human typed: the writer's
+* ``type: user`` without subtype (and ``mid_turn_user_message``, and ``realtime_message``: a question spoken in a
+  Realtime voice chat) is what the human typed or said: the writer's
   ``systemPayload.displayText`` (the prompt before @-file expansion and hook context) is preferred to the
   model-bound parts. Notifications, cron prompts and goal-runtime messages are ``user`` records written by
   the tool, never the human's words: skipped (counted).
@@ -61,6 +62,8 @@ _NO_FLAGS: frozenset[str] = frozenset()
 _SIDECHAIN = frozenset({FLAG_SIDECHAIN})
 ENVELOPE_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 INJECTED_USER_SUBTYPES = frozenset({"notification", "cron", "goal_runtime", "agent_launch_prompt"})
+# The user's own words: typed (no subtype), typed while the agent was busy, spoken in a Realtime voice chat.
+TYPED_USER_SUBTYPES = frozenset({None, "mid_turn_user_message", "realtime_message"})
 _PARTS_MESSAGE_RE = re.compile(rb'"message"\s*:\s*\{\s*"role"\s*:\s*"[A-Za-z]+"\s*,\s*"parts"\s*:')
 
 
@@ -286,7 +289,7 @@ def _apply(obj: dict[str, Any], offset: int, session: Session, report: ParseRepo
         if subtype in INJECTED_USER_SUBTYPES:
             report.skipped_messages += 1
             return
-        if subtype not in (None, "mid_turn_user_message"):
+        if subtype not in TYPED_USER_SUBTYPES:
             report.unknown_records += 1
             return
         if subtype == "mid_turn_user_message":
