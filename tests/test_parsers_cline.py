@@ -271,3 +271,23 @@ def test_a_roo_code_subtask_belongs_to_the_task_that_delegated_it():
     assert all(FLAG_SUBAGENT in m.flags for m in session.messages)  # the delegated instruction included
     (own,), _ = run_parser(RooCodeParser(), ROO)  # a task the user started: no parent, nothing flagged
     assert own.parent_session_id is None and not any(FLAG_SUBAGENT in m.flags for m in own.messages)
+
+
+TIMED_HISTORY = OWN / "history-only" / "saoudrizwan.claude-dev" / "tasks" / "1767990000000" / "api_conversation_history.json"
+
+
+def test_a_history_whose_entries_carry_their_own_time_is_timed_by_them():
+    """Newer Cline writes each API history entry with ``ts`` (epoch ms, when the message was created) beside
+    ``modelInfo``/``metrics`` (cline/cline ``apps/vscode/src/shared/messages/content.ts``,
+    ``ClineStorageMessage``): an answer then has its own time, not the prompt's, and the user's entries their
+    exact one rather than the environment details' whole second."""
+    (session,), _ = run_parser(ClineParser(), TIMED_HISTORY)
+    assert [(m.role, m.kind, m.timestamp) for m in session.messages] == [
+        ("user", "text", "2026-01-09T20:20:00.500Z"),
+        ("assistant", "text", "2026-01-09T20:20:27.250Z"),
+        ("assistant", "tool_call", "2026-01-09T20:20:27.250Z"),
+        ("user", "tool_result", "2026-01-09T20:20:41Z"),
+        ("assistant", "text", "2026-01-09T20:21:03.900Z"),
+    ]
+    assert session.started_at == "2026-01-09T20:20:00.500Z" and session.ended_at == "2026-01-09T20:21:03.900Z"
+    assert session.cwd == "/home/mina/src/site"
