@@ -291,3 +291,19 @@ def test_a_history_whose_entries_carry_their_own_time_is_timed_by_them():
     ]
     assert session.started_at == "2026-01-09T20:20:00.500Z" and session.ended_at == "2026-01-09T20:21:03.900Z"
     assert session.cwd == "/home/mina/src/site"
+
+
+def test_a_roo_code_task_kept_in_a_custom_storage_folder_is_roo_codes(tmp_path):
+    """Roo Code's ``customStoragePath`` setting moves its ``tasks/<id>/`` folders anywhere (RooCodeInc/Roo-Code
+    ``src/utils/storage.ts``, ``getTaskDirectoryPath``), so no ``roo-cline`` folder names them; the
+    ``history_item.json`` Roo Code writes in each task folder (Cline writes none) still does."""
+    task = tmp_path / "agent-logs" / "tasks" / ROO_SUBTASK.parent.name
+    shutil.copytree(ROO_SUBTASK.parent, task)
+    assert parser_for(task / "ui_messages.json").platform == "roo-code"
+    head = read_head(task / "ui_messages.json")
+    claims = [p.platform for p in (ClineParser(), RooCodeParser()) if p.detect(task / "ui_messages.json", head)]
+    assert claims == ["roo-code"]
+    (session,), _ = run_parser(RooCodeParser(), task / "ui_messages.json")
+    assert session.platform == "roo-code" and session.parent_session_id == "9a7c5e31-0b2d-4f6a-8c1e-3d5f7a9b1c24"
+    (task / "history_item.json").unlink()  # without it nothing tells the two apart: Cline's, as before
+    assert parser_for(task / "ui_messages.json").platform == "cline"

@@ -81,8 +81,8 @@ class ClineParser:
         return (looks_like_task_log(path, head) or looks_like_history(path, head)) and self.owns(path)
 
     def owns(self, path: Path) -> bool:
-        """Cline claims every task log that is not under Roo Code's storage (a copied task folder included)."""
-        return "roo-cline" not in str(path).lower()
+        """Cline claims every task log that is not Roo Code's (a copied task folder included)."""
+        return not is_roo_task(path)
 
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = self.platform
@@ -93,6 +93,12 @@ class ClineParser:
             yield from parse_task(path, report, self.platform)
         else:
             yield from parse_history(path, report, self.platform)
+
+
+def is_roo_task(path: Path) -> bool:
+    """A task log under Roo Code's storage folder, or beside the ``history_item.json`` only Roo Code writes (its
+    ``customStoragePath`` setting moves the task folders out of ``…roo-cline``)."""
+    return "roo-cline" in str(path).lower() or (Path(path).parent / HISTORY_ITEM).is_file()
 
 
 def looks_like_task_log(path: Path, head: bytes) -> bool:
