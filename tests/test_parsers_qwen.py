@@ -11,7 +11,7 @@ from pathlib import Path
 from parser_helpers import all_text, counts, only_session, run_parser, user_texts, write_jsonl
 
 from wwt.models import FLAG_ERROR, FLAG_QUEUED
-from wwt.parsers import parse_file, parser_for
+from wwt.parsers import discover, parse_file, parser_for
 from wwt.parsers.common import read_head
 from wwt.parsers.qwen_code import QwenCodeParser
 
@@ -350,3 +350,24 @@ def test_what_the_user_said_in_a_realtime_voice_chat_is_theirs():
     ]
     assert user_texts(session)[1] == "does round half even explain the missing cent on invoice forty two"
     assert report.unknown_records == 0 and report.skipped_messages == 0
+
+
+def test_discovery_follows_the_runtime_folder_set_in_qwens_settings(tmp_path, monkeypatch):
+    """Besides ``$QWEN_RUNTIME_DIR``, ``advanced.runtimeOutputDir`` in ``~/.qwen/settings.json`` moves where Qwen
+    Code writes its chats (QwenLM/qwen-code ``config/storage.ts`` ``getRuntimeBaseDir``: env, then the setting, then
+    ``~/.qwen``; ``~`` expanded). Chats left in ``~/.qwen`` from before the setting are still found."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("QWEN_RUNTIME_DIR", raising=False)
+    (home / ".qwen").mkdir(parents=True)
+    (home / ".qwen" / "settings.json").write_text(
+        '{\n  "advanced": {\n    "runtimeOutputDir": "~/agent-data/qwen"\n  }\n}\n', encoding="utf-8")
+    moved = home / "agent-data" / "qwen" / "projects" / "-home-mina-src-ledger" / "chats" / MAIN.name
+    moved.parent.mkdir(parents=True)
+    shutil.copy(MAIN, moved)
+    before = home / ".qwen" / "projects" / "-home-ines-code-tally" / "chats" / REALTIME.name
+    before.parent.mkdir(parents=True)
+    shutil.copy(REALTIME, before)
+    assert home / "agent-data" / "qwen" / "projects" in PARSER.default_roots()
+    found = sorted(p.name for p, x in discover(PARSER.default_roots()) if getattr(x, "platform", x) == "qwen-code")
+    assert found == sorted([MAIN.name, REALTIME.name])

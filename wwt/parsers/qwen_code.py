@@ -71,8 +71,11 @@ class QwenCodeParser:
     platform = PLATFORM
 
     def default_roots(self) -> list[Path]:
-        runtime = qwen_runtime_dir()
-        return [runtime / "projects", runtime / "tmp"]  # tmp: the legacy whole-file recordings
+        runtimes = [qwen_runtime_dir()]
+        configured = _configured_runtime_dir()
+        if configured is not None and not os.environ.get("QWEN_RUNTIME_DIR"):
+            runtimes.insert(0, configured)  # the setting; chats written to ~/.qwen before it stay there
+        return [root for runtime in dict.fromkeys(runtimes) for root in (runtime / "projects", runtime / "tmp")]
 
     def detect(self, path: Path, head: bytes) -> bool:
         return looks_like_qwen(path, head) or looks_like_legacy_qwen(path, head)
@@ -90,6 +93,21 @@ def qwen_runtime_dir() -> Path:
     """``$QWEN_RUNTIME_DIR`` (Qwen's own override for session data, config/storage.ts) or ``~/.qwen``."""
     raw = os.environ.get("QWEN_RUNTIME_DIR")
     return Path(raw).expanduser() if raw else Path.home() / ".qwen"
+
+
+def _configured_runtime_dir() -> Path | None:
+    """``advanced.runtimeOutputDir`` of ``~/.qwen/settings.json`` when it names one folder (absolute or ``~/…``; a
+    relative value is resolved per project by Qwen, so it names no single folder). Unreadable settings: None."""
+    try:
+        data = json.loads((Path.home() / ".qwen" / "settings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    advanced = data.get("advanced") if isinstance(data, dict) else None
+    raw = advanced.get("runtimeOutputDir") if isinstance(advanced, dict) else None
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    folder = Path(raw.strip()).expanduser()
+    return folder if folder.is_absolute() else None
 
 
 def is_qwen_record(obj: Any) -> bool:
