@@ -393,3 +393,18 @@ def test_a_reasoning_models_thinking_is_thinking_not_the_answer():
     assert answers[0].startswith("The export window is one day") and answers[1].startswith("export.py\n```python")
     assert not any("thinking-content" in m.text for m in session.messages)
     assert len({m.native_id for m in session.messages}) == len(session.messages)
+
+
+KELPFOREST = Path(__file__).parent / "fixtures" / "aider" / "kelpforest" / ".aider.chat.history.md"
+
+
+def test_a_watched_files_question_keeps_only_the_users_marked_comment():
+    """With ``--watch-files`` a comment ending in ``AI?`` makes Aider send ``/ask`` with its own prompt: a fixed
+    text and the code around each marked comment, the comment's line marked ``█`` (aider/watch.py
+    ``process_changes``, watch_prompts.py ``watch_ask_prompt``); ``/ask`` logs that prompt as ``#### `` lines (seen
+    in a genuine history quoted publicly). The user's words there are their comment, not Aider's text or the
+    code. Our own run:"""
+    (session,), report = parse(KELPFOREST)
+    assert user_texts(session) == ["# why do we sleep here before retrying? AI?", "make the retry delay configurable"]
+    assert not any("marked with" in m.text or "time.monotonic" in m.text for m in session.messages)
+    assert counts(session) == {("user", "text"): 2, ("assistant", "text"): 2, ("user", "tool_result"): 2}

@@ -19,6 +19,8 @@ Decisions:
   blockquotes (applied edits, commits, errors, command output) become one tool result per block.
 * A reasoning model's thinking, logged inside the reply in Aider's ``<thinking-content-…>`` tag, is a thinking
   message before the answer.
+* A ``--watch-files`` question (Aider's own prompt quoting the code around each ``AI?`` comment) is reduced to
+  the comment lines Aider marked ``█``: the user's words.
 * Times: the file holds only each run's start, written in the machine's local time: every message of a run
   takes it (converted to UTC). The file is rewritten only by appending, but it is parsed whole (ingest
   re-parses it when its size or mtime changes; message ids are positions within the run).
@@ -163,6 +165,9 @@ LINT_PROMPT = "# Fix any errors below, if possible."  # aider/linter.py opens ev
 # Aider wraps a reasoning model's thinking in this tag inside the reply it logs (aider/reasoning_tags.py).
 REASONING_TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"
 _REASONING_RE = re.compile(rf"<{REASONING_TAG}>(.*?)(?:</{REASONING_TAG}>|\Z)", re.DOTALL)
+# ``--watch-files``: an ``AI?`` comment makes Aider ask with its own prompt (aider/watch_prompts.py), the code around
+# each comment quoted with the comment's line marked "█": only those marked lines are the user's.
+WATCH_ASK_PROMPT = 'Find the "AI" comments below (marked with █)'
 BLANK_PROMPT = "<blank>"  # aider/io.py ``user_input`` logs an empty Enter as this
 # A grouped question Aider answered itself after "All"/"Skip all" (io.py ``confirm_ask``, ``group.preference``):
 # logged through ``user_input`` as the question, its options and the remembered answer.
@@ -387,6 +392,8 @@ class _Run:
             if text.startswith("/") and " " not in text.strip() or text == BLANK_PROMPT or _AUTO_ANSWER_RE.fullmatch(text):
                 report.skipped_messages += 1  # a bare command (a UI action), an empty Enter, Aider's own answer
                 return
+            if text.startswith(WATCH_ASK_PROMPT):
+                text = "\n".join(line[1:].strip() for line in text.splitlines() if line.startswith("█"))
             cleaned = clean_user_text(text)
             if cleaned is None or _relogged(session.messages[-1:], cleaned) or self._not_typed(text):
                 report.skipped_messages += 1
