@@ -354,3 +354,57 @@ def test_taking_runs_of_lines_by_search_gives_what_feeding_each_line_gives(tmp_p
         path.write_text("\n".join(lines) + rng.choice(["", "\n"]), encoding="utf-8", newline="")
         monkeypatch.setattr(aider, "_BLOCK", rng.choice([16, 64, 1 << 18]))
         assert parsed(path) == line_by_line(path), lines
+
+
+TIDEPOOL = Path(__file__).parent / "fixtures" / "aider" / "tidepool" / ".aider.chat.history.md"
+
+
+def test_empty_prompts_and_auto_answers_aider_logs_as_prompts_are_not_the_users():
+    """Two ``#### `` lines nobody typed (aider/io.py): an empty Enter is logged as ``#### <blank>``
+    (``user_input`` with no input), and once a grouped question is answered "All" (or "Skip all") each later
+    question of the group is answered by Aider and logged through ``user_input`` as ``<question> … [Yes]: all``
+    before its ``> `` copy (``confirm_ask`` with ``group.preference``). Both are common in genuine public
+    histories. Our own run in those shapes:"""
+    (session,), report = parse(TIDEPOOL)
+    assert user_texts(session) == ["the tide table shows yesterday's times after midnight"]  # /exit: bare command
+    assert counts(session) == {("user", "text"): 1, ("assistant", "text"): 2, ("user", "tool_result"): 3}
+    assert report.skipped_messages == 5  # three <blank>, one auto answer, the bare /exit
+    results = [m.text for m in session.messages if m.kind == "tool_result"]
+    assert results[1] == "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: a"
+
+
+SALTMARSH = Path(__file__).parent / "fixtures" / "aider" / "saltmarsh" / ".aider.chat.history.md"
+
+
+def test_a_reasoning_models_thinking_is_thinking_not_the_answer():
+    """With a reasoning model Aider streams the reasoning into the reply wrapped in its own tag
+    ``<thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>`` (aider/reasoning_tags.py ``REASONING_TAG``,
+    base_coder.py ``show_send_output``) and logs the reply before removing it (``send`` → ``ai_output``), so the
+    history holds the tagged reasoning before the answer (seen in genuine public histories). Our own run:"""
+    (session,), report = parse(SALTMARSH)
+    assert [(m.role, m.kind) for m in session.messages] == [
+        ("user", "text"), ("assistant", "thinking"), ("assistant", "text"), ("user", "tool_result"),
+        ("user", "text"), ("assistant", "thinking"), ("assistant", "text"), ("user", "tool_result"),
+    ]
+    thinking = [m.text for m in session.messages if m.kind == "thinking"]
+    answers = [m.text for m in session.messages if m.role == "assistant" and m.kind == "text"]
+    assert thinking[0].startswith("The export job filters on last_run") and thinking[0].endswith("fixed at one day.")
+    assert thinking[1] == "Change the query to use the stored last_success timestamp."
+    assert answers[0].startswith("The export window is one day") and answers[1].startswith("export.py\n```python")
+    assert not any("thinking-content" in m.text for m in session.messages)
+    assert len({m.native_id for m in session.messages}) == len(session.messages)
+
+
+KELPFOREST = Path(__file__).parent / "fixtures" / "aider" / "kelpforest" / ".aider.chat.history.md"
+
+
+def test_a_watched_files_question_keeps_only_the_users_marked_comment():
+    """With ``--watch-files`` a comment ending in ``AI?`` makes Aider send ``/ask`` with its own prompt: a fixed
+    text and the code around each marked comment, the comment's line marked ``█`` (aider/watch.py
+    ``process_changes``, watch_prompts.py ``watch_ask_prompt``); ``/ask`` logs that prompt as ``#### `` lines (seen
+    in a genuine history quoted publicly). The user's words there are their comment, not Aider's text or the
+    code. Our own run:"""
+    (session,), report = parse(KELPFOREST)
+    assert user_texts(session) == ["# why do we sleep here before retrying? AI?", "make the retry delay configurable"]
+    assert not any("marked with" in m.text or "time.monotonic" in m.text for m in session.messages)
+    assert counts(session) == {("user", "text"): 2, ("assistant", "text"): 2, ("user", "tool_result"): 2}

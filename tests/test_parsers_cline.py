@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from parser_helpers import all_text, counts, run_parser, user_texts
 
-from wwt.models import FLAG_ERROR, ParseReport
+from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, ParseReport
 from wwt.parsers import discover, parser_for
 from wwt.parsers.cline import ClineParser
 from wwt.parsers.common import JSON_LIST_CHUNK, iter_json_list, read_head
@@ -62,7 +62,8 @@ def test_resume_is_a_whole_parse_and_discovery_follows_the_editor_folders(tmp_pa
     shutil.copytree(OWN / "saoudrizwan.claude-dev", storage / "saoudrizwan.claude-dev")
     shutil.copytree(OWN / "rooveterinaryinc.roo-cline", storage / "rooveterinaryinc.roo-cline")
     found = sorted((p.parent.name, x.platform) for p, x in discover())
-    assert found == [("1767950000000", "cline"), ("1767960000000", "roo-code")]
+    assert found == [("1767950000000", "cline"), ("1767960000000", "roo-code"),
+                     ("5e8b2a41-7c3d-4f9e-a1b6-2d4c6e8f0a13", "roo-code")]
 
 
 def _entries() -> list:
@@ -234,3 +235,75 @@ def test_mcp_tool_calls_and_subtask_results_are_kept(tmp_path):
     assert call.tool_name == "set_theme" and "Default Dark Modern" in call.text
     results = [(m.tool_name, FLAG_ERROR in m.flags) for m in session.messages if m.kind == "tool_result"]
     assert results == [("set_theme", True), ("new_task", False)]
+
+
+@pytest.mark.parametrize("variable", ["CLINE_DATA_DIR", "CLINE_DIR"])
+def test_discovery_follows_clines_data_folder_overrides(tmp_path, monkeypatch, variable):
+    """Cline keeps its tasks in one data folder shared by the CLI and (since its storage moved out of VS Code)
+    the extension: ``$CLINE_DATA_DIR``, else ``$CLINE_DIR/data``, else ``~/.cline/data``
+    (cline/cline ``apps/vscode/src/shared/storage/storage-context.ts``, ``resolveDataDirFromEnv``)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLINE_DATA_DIR", raising=False)
+    monkeypatch.delenv("CLINE_DIR", raising=False)
+    data = tmp_path / "elsewhere" / "data" if variable == "CLINE_DIR" else tmp_path / "cline-data"
+    monkeypatch.setenv(variable, str(data.parent if variable == "CLINE_DIR" else data))
+    shutil.copytree(CLINE.parent, data / "tasks" / CLINE.parent.name)
+    found = [(p.parent.name, x.platform) for p, x in discover()]
+    assert found == [("1767950000000", "cline")]
+
+
+ROO_SUBTASK = OWN / "rooveterinaryinc.roo-cline" / "tasks" / "5e8b2a41-7c3d-4f9e-a1b6-2d4c6e8f0a13" / "ui_messages.json"
+
+
+def test_a_roo_code_subtask_belongs_to_the_task_that_delegated_it():
+    """Roo Code's ``new_task`` opens a child task whose first entry (the ``say: text`` that ``startTask`` writes)
+    is the instruction the parent's model wrote, not the user's words; the child's ``history_item.json`` names
+    the delegating task in ``parentTaskId`` (RooCodeInc/Roo-Code ``packages/types/src/history.ts``; agentsview's
+    roocode parser links the two the same way). The child is the parent's subagent session."""
+    (session,), report = run_parser(RooCodeParser(), ROO_SUBTASK)
+    assert session.session_id == "5e8b2a41-7c3d-4f9e-a1b6-2d4c6e8f0a13" and session.platform == "roo-code"
+    assert session.parent_session_id == "9a7c5e31-0b2d-4f6a-8c1e-3d5f7a9b1c24"
+    assert session.cwd == "/home/dev/billing-worker"
+    assert session.started_at == "2026-01-09T15:06:40Z" and session.ended_at == "2026-01-09T15:06:52Z"
+    assert counts(session) == {("user", "text"): 1, ("assistant", "tool_call"): 2, ("user", "tool_result"): 1,
+                               ("assistant", "text"): 1}
+    assert all(FLAG_SUBAGENT in m.flags for m in session.messages)  # the delegated instruction included
+    (own,), _ = run_parser(RooCodeParser(), ROO)  # a task the user started: no parent, nothing flagged
+    assert own.parent_session_id is None and not any(FLAG_SUBAGENT in m.flags for m in own.messages)
+
+
+TIMED_HISTORY = OWN / "history-only" / "saoudrizwan.claude-dev" / "tasks" / "1767990000000" / "api_conversation_history.json"
+
+
+def test_a_history_whose_entries_carry_their_own_time_is_timed_by_them():
+    """Newer Cline writes each API history entry with ``ts`` (epoch ms, when the message was created) beside
+    ``modelInfo``/``metrics`` (cline/cline ``apps/vscode/src/shared/messages/content.ts``,
+    ``ClineStorageMessage``): an answer then has its own time, not the prompt's, and the user's entries their
+    exact one rather than the environment details' whole second."""
+    (session,), _ = run_parser(ClineParser(), TIMED_HISTORY)
+    assert [(m.role, m.kind, m.timestamp) for m in session.messages] == [
+        ("user", "text", "2026-01-09T20:20:00.500Z"),
+        ("assistant", "text", "2026-01-09T20:20:27.250Z"),
+        ("assistant", "tool_call", "2026-01-09T20:20:27.250Z"),
+        ("user", "tool_result", "2026-01-09T20:20:41Z"),
+        ("assistant", "text", "2026-01-09T20:21:03.900Z"),
+    ]
+    assert session.started_at == "2026-01-09T20:20:00.500Z" and session.ended_at == "2026-01-09T20:21:03.900Z"
+    assert session.cwd == "/home/mina/src/site"
+
+
+def test_a_roo_code_task_kept_in_a_custom_storage_folder_is_roo_codes(tmp_path):
+    """Roo Code's ``customStoragePath`` setting moves its ``tasks/<id>/`` folders anywhere (RooCodeInc/Roo-Code
+    ``src/utils/storage.ts``, ``getTaskDirectoryPath``), so no ``roo-cline`` folder names them; the
+    ``history_item.json`` Roo Code writes in each task folder (Cline writes none) still does."""
+    task = tmp_path / "agent-logs" / "tasks" / ROO_SUBTASK.parent.name
+    shutil.copytree(ROO_SUBTASK.parent, task)
+    assert parser_for(task / "ui_messages.json").platform == "roo-code"
+    head = read_head(task / "ui_messages.json")
+    claims = [p.platform for p in (ClineParser(), RooCodeParser()) if p.detect(task / "ui_messages.json", head)]
+    assert claims == ["roo-code"]
+    (session,), _ = run_parser(RooCodeParser(), task / "ui_messages.json")
+    assert session.platform == "roo-code" and session.parent_session_id == "9a7c5e31-0b2d-4f6a-8c1e-3d5f7a9b1c24"
+    (task / "history_item.json").unlink()  # without it nothing tells the two apart: Cline's, as before
+    assert parser_for(task / "ui_messages.json").platform == "cline"

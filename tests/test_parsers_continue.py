@@ -139,3 +139,22 @@ def test_a_rewritten_index_is_read_again(tmp_path):
     index.write_text(json.dumps(entries, indent=2) + "\n", encoding="utf-8")
     (again,), _ = run_parser(ContinueParser(), folder / CLI.name)
     assert (first.started_at, again.started_at) == ("2026-01-09T12:00:00Z", "2026-01-09T13:00:00Z")
+
+
+COMPACTED = Path(__file__).parent / "fixtures" / "continue" / "compacted" / "sessions" / (
+    "7a1c9e35-2d4b-4f6a-8e0c-b1d3f5a7c9e2.json")
+
+
+def test_a_cli_compaction_is_one_summary_and_its_automatic_continue_is_not_the_users(tmp_path):
+    """The ``cn`` CLI compacts by replacing the history with one assistant item whose content IS the summary, also
+    kept as ``conversationSummary`` (extensions/cli/src/compaction.ts ``compactChatHistory``); after an automatic
+    compaction it appends a user message ``continue`` itself (stream/streamChatResponse.ts
+    ``handleAutoContinuation``). Our own session in that shape:"""
+    (session,), report = run_parser(ContinueParser(), COMPACTED)
+    assert [(m.role, m.kind, FLAG_COMPACTION_SUMMARY in m.flags) for m in session.messages] == [
+        ("assistant", "text", True),  # the summary once, flagged, not also as an answer
+        ("assistant", "text", False), ("user", "text", False), ("assistant", "text", False),
+    ]
+    assert user_texts(session) == ["good, bump the patch version"]
+    assert session.messages[0].text.startswith("Summary of the conversation so far")
+    assert report.skipped_messages == 1 and report.unknown_records == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 from parser_helpers import all_text, counts, only_session, run_parser, user_texts, write_jsonl
 
 from wwt.models import FLAG_ERROR, FLAG_QUEUED
-from wwt.parsers import parse_file, parser_for
+from wwt.parsers import discover, parse_file, parser_for
 from wwt.parsers.common import read_head
 from wwt.parsers.qwen_code import QwenCodeParser
 
@@ -268,3 +268,106 @@ def test_qwens_prompt_log_and_saved_chats_are_not_sessions(tmp_path):
     saved.write_text('[\n  {\n    "role": "user",\n    "parts": [\n      {\n        "text": "run the export tests"\n'
                      '      }\n    ]\n  }\n]')
     assert parser_for(prompts) is None and parser_for(saved) is None
+
+
+LEGACY = (Path(__file__).parent / "fixtures" / "qwen-code" / "legacy" / ".qwen" / "tmp"
+          / "0c3a287bdd595c5f317bcf27678a5b1147109b4cbea4f0fac8a3fd6373525d44" / "chats"
+          / "session-2025-10-14T09-12-4d1a7c2e.json")
+
+
+def test_a_legacy_whole_file_recording_is_qwens_not_geminis():
+    """Before its JSONL log, Qwen Code kept Gemini CLI's recorder under its own data folder: one
+    ``ConversationRecord`` rewritten whole in ``~/.qwen/tmp/<sha256 of the project root>/chats/session-*.json``
+    (a Qwen Code fork's ``chatRecordingService.ts`` + ``config/storage.ts``; Qwen's own VS Code companion
+    ``qwenSessionReader.ts`` still lists these files). It is a Qwen session, not a Gemini one."""
+    assert parser_for(LEGACY) is not None and parser_for(LEGACY).platform == "qwen-code"
+    sessions, report = parse_file(LEGACY)
+    assert len(sessions) == 1
+    session = sessions[0]
+    assert session.platform == "qwen-code"
+    assert session.session_id == "4d1a7c2e-0b6f-4e39-9a51-7c8d2e3f4a60"
+    assert session.started_at == "2025-10-14T09:12:03.118Z" and session.ended_at == "2025-10-14T09:14:47.902Z"
+    assert counts(session) == {
+        ("user", "text"): 2,
+        ("assistant", "thinking"): 1,
+        ("assistant", "tool_call"): 1,
+        ("user", "tool_result"): 1,
+        ("assistant", "text"): 1,
+    }
+    assert user_texts(session) == ["why does the tally total drop the last row?", "ok, fix it and add a test"]
+    assert "Request cancelled." not in all_text(session)  # an ``info`` notice is the UI's, skipped and counted
+    assert report.skipped_messages == 1 and report.unknown_records == 0 and report.bad_lines == 0
+
+
+def test_a_legacy_recording_with_qwen_typed_answers_keeps_them(tmp_path):
+    """Qwen's companion reader types the model's turns ``"qwen"`` in these files (``type: 'user' | 'qwen'``):
+    such an answer is the assistant's, not an unknown record."""
+    chats = tmp_path / ".qwen" / "tmp" / ("ab" * 32) / "chats"
+    chats.mkdir(parents=True)
+    path = chats / "session-2025-11-02T16-40-9b2c4d6e.json"
+    path.write_text(
+        '{"sessionId": "9b2c4d6e-1f3a-4b5c-8d7e-0a1b2c3d4e5f", "projectHash": "' + "ab" * 32 + '",\n'
+        ' "startTime": "2025-11-02T16:40:10.000Z", "lastUpdated": "2025-11-02T16:40:19.500Z",\n'
+        ' "messages": [\n'
+        '  {"id": "m1", "timestamp": "2025-11-02T16:40:10.000Z", "type": "user", "content": "list the cron jobs"},\n'
+        '  {"id": "m2", "timestamp": "2025-11-02T16:40:19.500Z", "type": "qwen",'
+        ' "content": "There are two: nightly-backup and weekly-report."}\n'
+        ' ]}\n', encoding="utf-8")
+    assert parser_for(path) is not None and parser_for(path).platform == "qwen-code"
+    sessions, report = parse_file(path)
+    assert [(m.role, m.kind, m.text, m.timestamp) for m in sessions[0].messages] == [
+        ("user", "text", "list the cron jobs", "2025-11-02T16:40:10Z"),
+        ("assistant", "text", "There are two: nightly-backup and weekly-report.", "2025-11-02T16:40:19.500Z"),
+    ]
+    assert report.unknown_records == 0
+
+
+def test_legacy_recordings_are_looked_for_in_the_runtime_folder(tmp_path, monkeypatch):
+    runtime = tmp_path / "qwen-data"
+    chats = runtime / "tmp" / LEGACY.parent.parent.name / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(LEGACY, chats / LEGACY.name)
+    monkeypatch.setenv("QWEN_RUNTIME_DIR", str(runtime))
+    assert runtime / "tmp" in PARSER.default_roots()
+    assert parser_for(chats / LEGACY.name).platform == "qwen-code"  # under $QWEN_RUNTIME_DIR, not ``.qwen``
+
+
+REALTIME = (Path(__file__).parent / "fixtures" / "qwen-code" / "projects" / "-home-ines-code-tally" / "chats"
+            / "2f8e6c4a-1b3d-4e5f-9a7b-8c6d4e2f0a1b.jsonl")
+
+
+def test_what_the_user_said_in_a_realtime_voice_chat_is_theirs():
+    """A Realtime (voice) exchange is written as a ``user`` and an ``assistant`` record with subtype
+    ``realtime_message`` (QwenLM/qwen-code ``chatRecordingService.ts`` ``recordRealtimeConversation``; the
+    user's has ``provenance: real_user``): the spoken question is the user's words like a typed prompt."""
+    session, report = only(REALTIME)
+    assert [(m.role, m.kind, m.timestamp) for m in session.messages] == [
+        ("user", "text", "2026-09-03T07:40:00.100Z"),
+        ("assistant", "text", "2026-09-03T07:40:03.500Z"),
+        ("user", "text", "2026-09-03T07:40:21Z"),
+        ("assistant", "text", "2026-09-03T07:40:22.800Z"),
+        ("user", "text", "2026-09-03T07:41:05Z"),
+    ]
+    assert user_texts(session)[1] == "does round half even explain the missing cent on invoice forty two"
+    assert report.unknown_records == 0 and report.skipped_messages == 0
+
+
+def test_discovery_follows_the_runtime_folder_set_in_qwens_settings(tmp_path, monkeypatch):
+    """Besides ``$QWEN_RUNTIME_DIR``, ``advanced.runtimeOutputDir`` in ``~/.qwen/settings.json`` moves where Qwen
+    Code writes its chats (QwenLM/qwen-code ``config/storage.ts`` ``getRuntimeBaseDir``: env, then the setting, then
+    ``~/.qwen``; ``~`` expanded). Chats left in ``~/.qwen`` from before the setting are still found."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("QWEN_RUNTIME_DIR", raising=False)
+    (home / ".qwen").mkdir(parents=True)
+    (home / ".qwen" / "settings.json").write_text(
+        '{\n  "advanced": {\n    "runtimeOutputDir": "~/agent-data/qwen"\n  }\n}\n', encoding="utf-8")
+    moved = home / "agent-data" / "qwen" / "projects" / "-home-mina-src-ledger" / "chats" / MAIN.name
+    moved.parent.mkdir(parents=True)
+    shutil.copy(MAIN, moved)
+    before = home / ".qwen" / "projects" / "-home-ines-code-tally" / "chats" / REALTIME.name
+    before.parent.mkdir(parents=True)
+    shutil.copy(REALTIME, before)
+    assert home / "agent-data" / "qwen" / "projects" in PARSER.default_roots()
+    found = sorted(p.name for p, x in discover(PARSER.default_roots()) if getattr(x, "platform", x) == "qwen-code")
+    assert found == sorted([MAIN.name, REALTIME.name])

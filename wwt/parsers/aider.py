@@ -13,8 +13,14 @@ Decisions:
   ``#### `` line is a prompt (a heading in an answer is taken for one) and each ``> `` line a tool line. A bare slash command (``/add``, ``/clear``) is a UI action and is left out; one with
   arguments is kept. ``/ask|/code|/architect|/context X`` is logged again as a prompt ``X``, and ``/help X`` as
   ``# Question: X`` with the documentation Aider found: that second prompt is Aider's, left out. So are the
-  architect's answer, logged again as a prompt when it is handed to the editor model, and a lint report. The startup banner (blockquotes before the first prompt) is not indexed; later
+  architect's answer, logged again as a prompt when it is handed to the editor model, a lint report, an empty
+  Enter (``#### <blank>``) and a grouped question Aider answered itself after "All". The startup banner
+  (blockquotes before the first prompt) is not indexed; later
   blockquotes (applied edits, commits, errors, command output) become one tool result per block.
+* A reasoning model's thinking, logged inside the reply in Aider's ``<thinking-content-…>`` tag, is a thinking
+  message before the answer.
+* A ``--watch-files`` question (Aider's own prompt quoting the code around each ``AI?`` comment) is reduced to
+  the comment lines Aider marked ``█``: the user's words.
 * Times: the file holds only each run's start, written in the machine's local time: every message of a run
   takes it (converted to UTC). The file is rewritten only by appending, but it is parsed whole (ingest
   re-parses it when its size or mtime changes; message ids are positions within the run).
@@ -156,6 +162,16 @@ _CHAT_COMMAND_RE = re.compile(r"/(ask|code|architect|context|help) (.+)", re.DOT
 
 
 LINT_PROMPT = "# Fix any errors below, if possible."  # aider/linter.py opens every lint report with it
+# Aider wraps a reasoning model's thinking in this tag inside the reply it logs (aider/reasoning_tags.py).
+REASONING_TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"
+_REASONING_RE = re.compile(rf"<{REASONING_TAG}>(.*?)(?:</{REASONING_TAG}>|\Z)", re.DOTALL)
+# ``--watch-files``: an ``AI?`` comment makes Aider ask with its own prompt (aider/watch_prompts.py), the code around
+# each comment quoted with the comment's line marked "█": only those marked lines are the user's.
+WATCH_ASK_PROMPT = 'Find the "AI" comments below (marked with █)'
+BLANK_PROMPT = "<blank>"  # aider/io.py ``user_input`` logs an empty Enter as this
+# A grouped question Aider answered itself after "All"/"Skip all" (io.py ``confirm_ask``, ``group.preference``):
+# logged through ``user_input`` as the question, its options and the remembered answer.
+_AUTO_ANSWER_RE = re.compile(r"[^\n]*\? \(Y\)es/\(N\)o(?:/\(A\)ll)?/\(S\)kip all(?:/\(D\)on't ask again)? \[[^\]\n]*\]: (?:all|skip)")
 
 
 def _plain(text: str) -> str:
@@ -373,9 +389,11 @@ class _Run:
         native = f"{session.session_id}#{self.count}"
         if kind == "user":
             self.prompted = True
-            if text.startswith("/") and " " not in text.strip():
-                report.skipped_messages += 1  # a bare command: a UI action
+            if text.startswith("/") and " " not in text.strip() or text == BLANK_PROMPT or _AUTO_ANSWER_RE.fullmatch(text):
+                report.skipped_messages += 1  # a bare command (a UI action), an empty Enter, Aider's own answer
                 return
+            if text.startswith(WATCH_ASK_PROMPT):
+                text = "\n".join(line[1:].strip() for line in text.splitlines() if line.startswith("█"))
             cleaned = clean_user_text(text)
             if cleaned is None or _relogged(session.messages[-1:], cleaned) or self._not_typed(text):
                 report.skipped_messages += 1
@@ -386,6 +404,15 @@ class _Run:
                 return  # the startup banner (version, model, repo map)
             message = Message(native, "user", "tool_result", nfc(bound_text(text)), self.timestamp, tool_name="aider")
         else:
+            if REASONING_TAG in text:  # a reasoning model's thinking, logged inside the reply
+                thinking = "\n\n".join(t.strip() for t in _REASONING_RE.findall(text) if t.strip())
+                text = _REASONING_RE.sub("", text).strip()
+                if thinking:
+                    session.messages.append(Message(native, "assistant", "thinking", nfc(thinking), self.timestamp))
+                    self.count += 1
+                    native = f"{session.session_id}#{self.count}"
+                if not text:
+                    return
             message = Message(native, "assistant", "text", nfc(text), self.timestamp)
             self.last_answer = text
         self.count += 1

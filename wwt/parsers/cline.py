@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_ERROR, Message, ParseReport, Session
+from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.cline_history import finish_task, looks_like_history, parse_history
 from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, render_tool_call
@@ -60,21 +60,29 @@ def editor_global_storage(extension_id: str) -> list[Path]:
     return [base / editor / "User" / "globalStorage" / extension_id for editor in EDITORS]
 
 
+def cline_data_dir() -> Path:
+    """Cline's own data folder (the CLI's, and the extension's once its storage left VS Code):
+    ``$CLINE_DATA_DIR``, else ``$CLINE_DIR/data``, else ``~/.cline/data`` (its ``resolveDataDirFromEnv``)."""
+    raw = os.environ.get("CLINE_DATA_DIR", "").strip()
+    if raw:
+        return Path(raw).expanduser()
+    home = os.environ.get("CLINE_DIR", "").strip()
+    return (Path(home).expanduser() if home else Path.home() / ".cline") / "data"
+
+
 class ClineParser:
     platform = PLATFORM
     marker = EXTENSION_ID  # a path part that names this extension's storage
 
     def default_roots(self) -> list[Path]:
-        return [root / "tasks" for root in editor_global_storage(EXTENSION_ID)] + [
-            Path.home() / ".cline" / "data" / "tasks"
-        ]
+        return [root / "tasks" for root in editor_global_storage(EXTENSION_ID)] + [cline_data_dir() / "tasks"]
 
     def detect(self, path: Path, head: bytes) -> bool:
         return (looks_like_task_log(path, head) or looks_like_history(path, head)) and self.owns(path)
 
     def owns(self, path: Path) -> bool:
-        """Cline claims every task log that is not under Roo Code's storage (a copied task folder included)."""
-        return "roo-cline" not in str(path).lower()
+        """Cline claims every task log that is not Roo Code's (a copied task folder included)."""
+        return not is_roo_task(path)
 
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = self.platform
@@ -85,6 +93,12 @@ class ClineParser:
             yield from parse_task(path, report, self.platform)
         else:
             yield from parse_history(path, report, self.platform)
+
+
+def is_roo_task(path: Path) -> bool:
+    """A task log under Roo Code's storage folder, or beside the ``history_item.json`` only Roo Code writes (its
+    ``customStoragePath`` setting moves the task folders out of ``…roo-cline``)."""
+    return "roo-cline" in str(path).lower() or (Path(path).parent / HISTORY_ITEM).is_file()
 
 
 def looks_like_task_log(path: Path, head: bytes) -> bool:
@@ -125,23 +139,31 @@ def parse_task(path: Path, report: ParseReport, platform: str) -> Iterator[Sessi
             elif kind == "mcp_server_response" and mcp_tool:
                 message.tool_name = mcp_tool  # the answer is named after the MCP tool that was called
             session.messages.append(message)
-    if session.cwd is None:
-        _cwd_from_history_item(session, path.parent / HISTORY_ITEM)
+    _from_history_item(session, path.parent / HISTORY_ITEM)
     if finish_task(session):
         yield session
 
 
-def _cwd_from_history_item(session: Session, path: Path) -> None:
+def _from_history_item(session: Session, path: Path) -> None:
     """Roo Code keeps the task's ``HistoryItem`` beside its logs: ``workspace`` is the folder the task ran in
-    (its ``api_req_started`` entries no longer carry the environment details)."""
+    (its ``api_req_started`` entries no longer carry the environment details), and ``parentTaskId`` names the
+    task that delegated this one (``new_task``): a subtask is that task's subagent, its first entry the
+    instruction the parent's model wrote."""
     try:
         if path.stat().st_size > 1 << 20:
             return
         item = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return
-    workspace = item.get("workspace") if isinstance(item, dict) else None
-    if isinstance(workspace, str) and workspace.strip():
+    if not isinstance(item, dict):
+        return
+    parent = item.get("parentTaskId")
+    if isinstance(parent, str) and parent.strip() and parent.strip() != session.session_id:
+        session.parent_session_id = parent.strip()
+        for message in session.messages:
+            message.flags = message.flags | {FLAG_SUBAGENT}
+    workspace = item.get("workspace")
+    if session.cwd is None and isinstance(workspace, str) and workspace.strip():
         session.cwd = workspace.strip().rstrip("/") or "/"
         session.project_path = project_root(session.cwd)
         session.project = project_name(session.project_path)

@@ -9,9 +9,10 @@ Decisions:
   extension's notices (todo-list reminders, "The user has provided feedback…") are not.
 * Assistant ``text`` → text (``<thinking>`` spans → thinking), ``tool_use`` → tool call; ``tool_result`` blocks
   and ``[tool] Result:`` texts → tool results.
-* Times: a user entry takes the "# Current Time" line of its environment details (en-US form with a UTC
-  offset, as the extension writes it); an assistant entry the time of the user entry before it; the session
-  starts at the task id (epoch ms) when the folder is named by it.
+* Times: an entry's own ``ts`` (epoch ms, newer Cline) when it has one; else a user entry takes the "# Current
+  Time" line of its environment details (en-US form with a UTC offset, as the extension writes it) and an
+  assistant entry the time of the user entry before it; the session starts at the task id (epoch ms) when the
+  folder is named by it.
 """
 
 from __future__ import annotations
@@ -68,12 +69,14 @@ def parse_history(path: Path, report: ParseReport, platform: str) -> Iterator[Se
         content = raw.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": flatten_text(content)}]
         blocks = [b for b in blocks if isinstance(b, dict)]
+        stamp = raw.get("ts")  # newer Cline: the entry's own time (epoch ms)
+        own = iso_timestamp(stamp) if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else None
         if raw["role"] == "user":
-            now = _user_time(blocks) or now
+            now = own or _user_time(blocks) or now
             _set_cwd(session, blocks)
             session.messages.extend(_user(str(index), blocks, now, names, report))
         else:
-            session.messages.extend(_assistant(str(index), blocks, now, names))
+            session.messages.extend(_assistant(str(index), blocks, own or now, names))
     if finish_task(session):
         yield session
 

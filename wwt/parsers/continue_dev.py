@@ -22,7 +22,8 @@ Decisions:
   ``system`` (Continue's own instructions: skipped, counted). The CLI writes no ``tool`` messages: a call's
   result sits in its ``toolCallStates[].output`` (context items) and is read from there when no ``tool``
   message answers it; ``status: "errored"`` flags an error. ``conversationSummary`` (compaction) is kept as a
-  flagged assistant text.
+  flagged assistant text; the CLI's compacted item, whose content is that same summary, yields it once, and the
+  ``continue`` the CLI appends after an automatic compaction is not the user's (skipped, counted).
 * ``workspaceDirectory`` is a folder URI in the IDE (``file:///home/…``, percent-encoded) and a plain path in the
   CLI: both become the cwd. The title ``New Session`` / ``Untitled Session`` (the writers' placeholders) is none.
 * No resume line: ``cn --resume`` takes no id (only the last session) and the IDE reopens chats from its list.
@@ -170,12 +171,24 @@ def _parse_session(path: Path, report: ParseReport) -> Iterator[Session]:
         if not isinstance(message, dict):
             report.bad_lines += 1
             continue
+        if _auto_continue(history, index, message):
+            report.skipped_messages += 1  # the CLI's own "continue" after an automatic compaction
+            continue
         session.messages.extend(_item(index, item, message, started, names, statuses, answered, report))
     stamps = [m.timestamp for m in session.messages if m.timestamp]
     session.started_at = earliest([started, *stamps])
     session.ended_at = latest([saved, *stamps])
     if session.messages:
         yield session
+
+
+def _auto_continue(history: list[Any], index: int, message: dict[str, Any]) -> bool:
+    """The ``continue`` the CLI appends as a user message right after an automatic compaction's summary item
+    (``handleAutoContinuation``): Continue's words, not the user's."""
+    if index == 0 or message.get("role") != "user" or flatten_text(message.get("content")).strip() != "continue":
+        return False
+    previous = history[index - 1]
+    return isinstance(previous, dict) and isinstance(previous.get("conversationSummary"), str)
 
 
 def _answered_calls(history: list[Any]) -> set[str]:
@@ -207,8 +220,9 @@ def _item(
         if isinstance(reasoning, dict) and isinstance(reasoning.get("text"), str) and reasoning["text"].strip():
             when = iso_timestamp(reasoning.get("startAt")) or ts
             out.append(Message(f"{mid}#thinking", "assistant", "thinking", nfc(reasoning["text"].strip()), when))
-        if text.strip():
-            out.append(Message(mid, "assistant", "text", nfc(text.strip()), ts))
+        summary = item.get("conversationSummary")
+        if text.strip() and not (isinstance(summary, str) and summary.strip() == text.strip()):
+            out.append(Message(mid, "assistant", "text", nfc(text.strip()), ts))  # the CLI's summary item: once
         out.extend(_calls(mid, message, item, ts, names, statuses))
         out.extend(_state_results(mid, item, ts, answered))
     elif role == "thinking":

@@ -56,7 +56,9 @@ class GeminiCliParser:
         return [gemini_home() / "tmp"]
 
     def detect(self, path: Path, head: bytes) -> bool:
-        return looks_like_gemini(path, head)
+        from wwt.parsers.qwen_code import looks_like_legacy_qwen  # qwen_code imports this module
+
+        return looks_like_gemini(path, head) and not looks_like_legacy_qwen(path, head)  # Qwen kept our recorder
 
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = PLATFORM

@@ -5,7 +5,8 @@ line — Claude Code's envelope (``uuid``, ``parentUuid``, ``sessionId``, ``time
 ``cwd``, ``version``, ``gitBranch``) around a Gemini ``Content`` (``message: {role, parts}``).
 
 Decisions:
-* ``type: user`` without subtype (and ``mid_turn_user_message``) is what the human typed: the writer's
+* ``type: user`` without subtype (and ``mid_turn_user_message``, and ``realtime_message``: a question spoken in a
+  Realtime voice chat) is what the human typed or said: the writer's
   ``systemPayload.displayText`` (the prompt before @-file expansion and hook context) is preferred to the
   model-bound parts. Notifications, cron prompts and goal-runtime messages are ``user`` records written by
   the tool, never the human's words: skipped (counted).
@@ -18,6 +19,10 @@ Decisions:
   records that are not its ancestors: the abandoned branch (``_Chain``).
 * A subagent transcript (``subagents/…/agent-*.jsonl``, records with ``isSidechain``/``agentId``) is its own
   session ``<sessionId>:<file stem>`` whose parent is ``sessionId``; sidechain lines in a main file are flagged.
+* Before the JSONL log, Qwen Code kept Gemini CLI's recorder: one ``ConversationRecord`` rewritten whole in
+  ``<runtime dir>/tmp/<sha256 of the project root>/chats/session-*.json``. Such a file is Qwen's (not Gemini's)
+  and is read by the Gemini reader; a model turn typed ``qwen`` (as Qwen's VS Code companion reads them) is
+  the assistant's, like ``gemini``.
 """
 
 from __future__ import annotations
@@ -40,8 +45,16 @@ from wwt.models import (
     latest,
 )
 from wwt.parsers.claude_code import project_name, project_root
-from wwt.parsers.common import bound_text, glued_records, iso_timestamp, iter_jsonl, nfc, render_tool_call
-from wwt.parsers.gemini_cli import _response_text
+from wwt.parsers.common import (
+    bound_text,
+    glued_records,
+    iso_timestamp,
+    iter_jsonl,
+    load_json_object,
+    nfc,
+    render_tool_call,
+)
+from wwt.parsers.gemini_cli import _build_session, _response_text, looks_like_gemini
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "qwen-code"
@@ -49,6 +62,8 @@ _NO_FLAGS: frozenset[str] = frozenset()
 _SIDECHAIN = frozenset({FLAG_SIDECHAIN})
 ENVELOPE_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 INJECTED_USER_SUBTYPES = frozenset({"notification", "cron", "goal_runtime", "agent_launch_prompt"})
+# The user's own words: typed (no subtype), typed while the agent was busy, spoken in a Realtime voice chat.
+TYPED_USER_SUBTYPES = frozenset({None, "mid_turn_user_message", "realtime_message"})
 _PARTS_MESSAGE_RE = re.compile(rb'"message"\s*:\s*\{\s*"role"\s*:\s*"[A-Za-z]+"\s*,\s*"parts"\s*:')
 
 
@@ -56,20 +71,43 @@ class QwenCodeParser:
     platform = PLATFORM
 
     def default_roots(self) -> list[Path]:
-        return [qwen_runtime_dir() / "projects"]
+        runtimes = [qwen_runtime_dir()]
+        configured = _configured_runtime_dir()
+        if configured is not None and not os.environ.get("QWEN_RUNTIME_DIR"):
+            runtimes.insert(0, configured)  # the setting; chats written to ~/.qwen before it stay there
+        return [root for runtime in dict.fromkeys(runtimes) for root in (runtime / "projects", runtime / "tmp")]
 
     def detect(self, path: Path, head: bytes) -> bool:
-        return looks_like_qwen(path, head)
+        return looks_like_qwen(path, head) or looks_like_legacy_qwen(path, head)
 
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = PLATFORM
-        yield from _parse(Path(path), report, start_offset)
+        path = Path(path)
+        if path.name.endswith(".json"):
+            yield from _parse_legacy(path, report, start_offset)
+        else:
+            yield from _parse(path, report, start_offset)
 
 
 def qwen_runtime_dir() -> Path:
     """``$QWEN_RUNTIME_DIR`` (Qwen's own override for session data, config/storage.ts) or ``~/.qwen``."""
     raw = os.environ.get("QWEN_RUNTIME_DIR")
     return Path(raw).expanduser() if raw else Path.home() / ".qwen"
+
+
+def _configured_runtime_dir() -> Path | None:
+    """``advanced.runtimeOutputDir`` of ``~/.qwen/settings.json`` when it names one folder (absolute or ``~/…``; a
+    relative value is resolved per project by Qwen, so it names no single folder). Unreadable settings: None."""
+    try:
+        data = json.loads((Path.home() / ".qwen" / "settings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    advanced = data.get("advanced") if isinstance(data, dict) else None
+    raw = advanced.get("runtimeOutputDir") if isinstance(advanced, dict) else None
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    folder = Path(raw.strip()).expanduser()
+    return folder if folder.is_absolute() else None
 
 
 def is_qwen_record(obj: Any) -> bool:
@@ -116,6 +154,49 @@ def looks_like_qwen(path: Path, head: bytes) -> bool:
             continue  # bookkeeping first; the conversation lines decide
         return False
     return False
+
+
+_QWEN_TYPED_RE = re.compile(rb'"type"\s*:\s*"qwen"')
+
+
+def looks_like_legacy_qwen(path: Path, head: bytes) -> bool:
+    """A legacy whole-file recording (Gemini's ``.json`` shape) kept in Qwen's ``tmp/<hash>/chats`` folder, or
+    one whose model turns are typed ``qwen``."""
+    if not path.name.endswith(".json") or not looks_like_gemini(path, head):
+        return False
+    return _in_qwen_tmp(path) or bool(_QWEN_TYPED_RE.search(head))
+
+
+def _in_qwen_tmp(path: Path) -> bool:
+    parents = path.parents
+    if len(parents) < 4 or parents[0].name != "chats" or parents[2].name != "tmp":
+        return False
+    return parents[3].name == ".qwen" or parents[3] == qwen_runtime_dir()
+
+
+def _parse_legacy(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:
+    """Gemini's whole-file ``ConversationRecord``, read by the Gemini reader under Qwen's name."""
+    data = load_json_object(path, report, "messages")  # a file cut mid-write keeps its intact messages
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        report.note("not a Qwen chat recording: skipped")
+        report.unknown_records += 1
+        return
+    if start_offset:
+        report.requires_full_reparse = True  # rewritten whole: the result replaces, not appends
+    records: dict[str, dict[str, Any]] = {}
+    for index, raw in enumerate(data["messages"]):
+        report.lines += 1
+        if not isinstance(raw, dict):
+            report.bad_lines += 1
+            continue
+        if raw.get("type") == "qwen":
+            raw = {**raw, "type": "gemini"}
+        msg_id = raw.get("id")
+        records[str(msg_id) if msg_id is not None else f"#{index}"] = raw
+    session = _build_session(path, data, records, report)
+    if session is not None:
+        session.platform = PLATFORM
+        yield session
 
 
 def _in_qwen_chats(path: Path) -> bool:
@@ -226,7 +307,7 @@ def _apply(obj: dict[str, Any], offset: int, session: Session, report: ParseRepo
         if subtype in INJECTED_USER_SUBTYPES:
             report.skipped_messages += 1
             return
-        if subtype not in (None, "mid_turn_user_message"):
+        if subtype not in TYPED_USER_SUBTYPES:
             report.unknown_records += 1
             return
         if subtype == "mid_turn_user_message":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wwt.parsers.cline import ClineParser, editor_global_storage
+from wwt.parsers.cline import ClineParser, editor_global_storage, is_roo_task
 
 PLATFORM = "roo-code"
 EXTENSION_ID = "rooveterinaryinc.roo-cline"
@@ -19,5 +19,6 @@ class RooCodeParser(ClineParser):
         return [root / "tasks" for root in editor_global_storage(EXTENSION_ID)]
 
     def owns(self, path: Path) -> bool:
-        """Only task logs under Roo Code's own storage folder (Cline claims the rest)."""
-        return "roo-cline" in str(path).lower()
+        """Only Roo Code's task logs: under its storage folder or beside its ``history_item.json`` (Cline claims
+        the rest)."""
+        return is_roo_task(path)
