@@ -129,6 +129,37 @@ def test_detection_and_discovery(tmp_path, monkeypatch):
     assert found == [("sessions.db", "goose")]
 
 
+def test_another_agents_sessions_db_in_a_sessions_folder_is_not_claimed(tmp_path):
+    """Cline's newer releases keep a ``sessions.db`` index in ``~/.cline/data/sessions``: a sessions folder too. A
+    database whose schema is readable and names none of goose's columns is not goose's."""
+    index = tmp_path / ".cline" / "data" / "sessions" / "sessions.db"
+    index.parent.mkdir(parents=True)
+    with sqlite3.connect(index) as conn:
+        conn.execute("CREATE TABLE sessions (session_id TEXT PRIMARY KEY, title TEXT, created_at INTEGER)")
+        conn.execute("CREATE TABLE messages (session_id TEXT, ordinal INTEGER, body TEXT)")
+        conn.execute("INSERT INTO sessions VALUES ('s1', 'fix the flaky test', 1767950000000)")
+    assert not GooseParser().detect(index, read_head(index))
+    assert getattr(parser_for(index), "platform", None) != "goose"
+
+
+def test_a_sessions_db_whose_schema_is_not_yet_in_the_main_file_is_goose_in_a_sessions_folder(tmp_path):
+    """With write-ahead logging the schema may still sit in ``sessions.db-wal``: the main file's head then shows no
+    table at all, and the folder's name is all there is to go by."""
+    db = tmp_path / "sessions" / "sessions.db"
+    db.parent.mkdir()
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, working_dir TEXT)")
+    conn.commit()
+    head = read_head(db)
+    try:
+        assert b"CREATE TABLE" not in head  # the schema is still in the WAL
+        assert GooseParser().detect(db, head)
+    finally:
+        conn.close()
+
+
 def test_resume_line():
     assert resume_command("goose", "20251108_1") == "goose session --resume --session-id 20251108_1"
     assert resume_command("goose", "payments-retry") is None  # a named legacy session: no id to resume by

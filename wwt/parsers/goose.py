@@ -114,12 +114,17 @@ def is_goose_metadata(obj: Any) -> bool:
 
 
 def looks_like_goose(path: Path, head: bytes) -> bool:
-    """``sessions.db`` (SQLite) whose schema names goose's columns or that sits in a ``sessions`` folder, or a
+    """``sessions.db`` (SQLite) whose schema names goose's columns or, in a ``sessions`` folder, shows no schema, or a
     ``.jsonl`` whose first record is goose session metadata or a goose message."""
     if path.name == DB_NAME:
         if not head.startswith(SQLITE_MAGIC):
             return False
-        return (b"content_json" in head and b"working_dir" in head) or path.parent.name == "sessions"
+        if b"content_json" in head and b"working_dir" in head:
+            return True
+        # In a ``sessions`` folder, a file whose head shows no schema (still in the write-ahead log) is goose's; one
+        # whose schema is readable and names none of goose's columns is another app's (Cline keeps a
+        # ``sessions/sessions.db`` index too).
+        return path.parent.name == "sessions" and b"create table" not in head.lower()
     if not path.name.endswith(".jsonl"):
         return False
     obj = first_head_value(head)
