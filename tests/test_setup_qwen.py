@@ -186,6 +186,22 @@ def test_an_empty_qwen_transcript_path_is_found_by_session_id(home: Path, monkey
         transcript_of("qwen-code", qwen_stop_payload("", "../../etc/passwd", "/x"))
 
 
+def test_an_empty_qwen_transcript_path_is_found_where_qwens_settings_moved_the_data(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``advanced.runtimeOutputDir`` in ``~/.qwen/settings.json`` (Qwen Code's config/storage.ts) moves the session
+    data as ``$QWEN_RUNTIME_DIR`` does; the hook looks where the parser's discovery looks."""
+    monkeypatch.delenv("QWEN_RUNTIME_DIR", raising=False)
+    sid = "5c2e8d41-7a9b-4c3d-9e1f-2a4b6c8d0e1f"
+    moved = home / "work/qwen-data"
+    chats = moved / "projects/-home-dev-src-atlas/chats"
+    chats.mkdir(parents=True)
+    (chats / f"{sid}.jsonl").write_text("{}\n")
+    (home / ".qwen").mkdir(exist_ok=True)
+    (home / ".qwen/settings.json").write_text(json.dumps({"advanced": {"runtimeOutputDir": str(moved)}}))
+    assert transcript_of("qwen-code", qwen_stop_payload("", sid, "/home/dev/src/atlas")) == (
+        str(chats / f"{sid}.jsonl"), sid)
+
+
 def _stop_worker(data: Path) -> None:
     from test_hook import _stop_worker as stop
 

@@ -230,19 +230,18 @@ def find_codex_rollout(thread_id: str) -> str | None:
     return None
 
 
-def _qwen_runtime_dir() -> Path:
-    """Where Qwen Code keeps sessions: ``$QWEN_RUNTIME_DIR``, else ``~/.qwen`` (as wwt.parsers.qwen_code)."""
-    raw = os.environ.get("QWEN_RUNTIME_DIR")
-    return Path(raw).expanduser() if raw else Path(os.environ.get("HOME") or Path.home()) / ".qwen"
-
-
 def find_qwen_chat(session_id: str) -> str | None:
     """Qwen sends ``transcript_path: ""`` when it has no recording path to give: its chat file is
     ``projects/<project>/chats/<session_id>.jsonl``, one level per project, so a glob finds it."""
     if not session_id or not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id):
         return None
-    found = sorted((_qwen_runtime_dir() / "projects").glob(f"*/chats/{session_id}.jsonl"))
-    return str(found[0]) if found else None
+    from wwt.parsers.qwen_code import qwen_runtime_dirs  # only here: a payload without its path is rare
+
+    for runtime in qwen_runtime_dirs():  # where discovery looks: $QWEN_RUNTIME_DIR or the settings' folder, ~/.qwen
+        found = sorted((runtime / "projects").glob(f"*/chats/{session_id}.jsonl"))
+        if found:
+            return str(found[0])
+    return None
 
 
 def _home() -> Path:

@@ -71,11 +71,7 @@ class QwenCodeParser:
     platform = PLATFORM
 
     def default_roots(self) -> list[Path]:
-        runtimes = [qwen_runtime_dir()]
-        configured = _configured_runtime_dir()
-        if configured is not None and not os.environ.get("QWEN_RUNTIME_DIR"):
-            runtimes.insert(0, configured)  # the setting; chats written to ~/.qwen before it stay there
-        return [root for runtime in dict.fromkeys(runtimes) for root in (runtime / "projects", runtime / "tmp")]
+        return [root for runtime in qwen_runtime_dirs() for root in (runtime / "projects", runtime / "tmp")]
 
     def detect(self, path: Path, head: bytes) -> bool:
         return looks_like_qwen(path, head) or looks_like_legacy_qwen(path, head)
@@ -93,6 +89,16 @@ def qwen_runtime_dir() -> Path:
     """``$QWEN_RUNTIME_DIR`` (Qwen's own override for session data, config/storage.ts) or ``~/.qwen``."""
     raw = os.environ.get("QWEN_RUNTIME_DIR")
     return Path(raw).expanduser() if raw else Path.home() / ".qwen"
+
+
+def qwen_runtime_dirs() -> list[Path]:
+    """Every folder Qwen Code may keep session data in: ``$QWEN_RUNTIME_DIR``, else the settings' folder first and
+    ``~/.qwen`` (chats written there before the setting stay there)."""
+    runtimes = [qwen_runtime_dir()]
+    configured = _configured_runtime_dir()
+    if configured is not None and not os.environ.get("QWEN_RUNTIME_DIR"):
+        runtimes.insert(0, configured)
+    return list(dict.fromkeys(runtimes))
 
 
 def _configured_runtime_dir() -> Path | None:
