@@ -268,14 +268,7 @@ def _parse_json(path: Path, report: ParseReport, start_offset: int) -> Iterator[
         report.note(f"not a Gemini chat session ({kind}): skipped")
         report.unknown_records += 1
         return
-    records: dict[str, dict[str, Any]] = {}
-    for index, raw in enumerate(data["messages"]):
-        report.lines += 1
-        if not isinstance(raw, dict):
-            report.bad_lines += 1
-            continue
-        msg_id = raw.get("id")
-        records[str(msg_id) if msg_id is not None else f"#{index}"] = raw
+    records = records_by_id(data["messages"], report)
     session = _build_session(path, data, records, report)
     if session is not None:
         yield session
@@ -371,6 +364,22 @@ def _apply_record(
 
 
 # ------------------------------------------------------------------------------------------- building
+
+
+def records_by_id(messages: list[Any], report: ParseReport, model_type: str = "gemini") -> dict[str, dict[str, Any]]:
+    """A whole-file recording's messages by id (position when none; a later copy of an id wins), each counted as a
+    line; ``model_type``: what the recorder calls the model's turns (Qwen Code's copy of the recorder: ``qwen``)."""
+    records: dict[str, dict[str, Any]] = {}
+    for index, raw in enumerate(messages):
+        report.lines += 1
+        if not isinstance(raw, dict):
+            report.bad_lines += 1
+            continue
+        if model_type != "gemini" and raw.get("type") == model_type:
+            raw = {**raw, "type": "gemini"}
+        msg_id = raw.get("id")
+        records[str(msg_id) if msg_id is not None else f"#{index}"] = raw
+    return records
 
 
 def _build_session(

@@ -54,7 +54,7 @@ from wwt.parsers.common import (
     nfc,
     render_tool_call,
 )
-from wwt.parsers.gemini_cli import _build_session, _response_text, looks_like_gemini
+from wwt.parsers.gemini_cli import _build_session, _response_text, looks_like_gemini, records_by_id
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "qwen-code"
@@ -189,17 +189,7 @@ def _parse_legacy(path: Path, report: ParseReport, start_offset: int) -> Iterato
         return
     if start_offset:
         report.requires_full_reparse = True  # rewritten whole: the result replaces, not appends
-    records: dict[str, dict[str, Any]] = {}
-    for index, raw in enumerate(data["messages"]):
-        report.lines += 1
-        if not isinstance(raw, dict):
-            report.bad_lines += 1
-            continue
-        if raw.get("type") == "qwen":
-            raw = {**raw, "type": "gemini"}
-        msg_id = raw.get("id")
-        records[str(msg_id) if msg_id is not None else f"#{index}"] = raw
-    session = _build_session(path, data, records, report)
+    session = _build_session(path, data, records_by_id(data["messages"], report, "qwen"), report)
     if session is not None:
         session.platform = PLATFORM
         yield session
