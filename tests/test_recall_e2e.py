@@ -28,7 +28,9 @@ def memory(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> Memory:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WWT_HOME", str(work / "home"))
         mem = Memory(work / "home")
-        mem.ingest([work / "logs"])
+        # every vector, as `wwt ingest` does: an ingest of given paths embeds for at most a minute, which a loaded
+        # machine does not finish this archive in (ranking with vectors pending was what failed)
+        mem.ingest([work / "logs"], backfill_seconds=None)
         yield mem
         mem.close()
 

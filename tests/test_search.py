@@ -486,6 +486,13 @@ def test_a_chunk_of_a_few_generic_words_is_demoted_and_a_real_exchange_is_not() 
     assert thin_factor("") == 1 - THIN_PENALTY
 
 
+def test_role_labels_and_function_words_do_not_make_a_chunk_look_substantive() -> None:
+    # the real Codex composite fixture's first turns, as the chunker joins them: one short request, then placeholders
+    placeholder = "user: List the files user: [trimmed for fixture] user: [trimmed for fixture]"
+    assert thin_factor(placeholder) == thin_factor("List files trimmed fixture")
+    assert thin_factor("user: Hello assistant: Hi, how can I help you?") == thin_factor("Hello Hi how help")
+
+
 def test_demoting_thin_chunks_reorders_by_the_new_scores_and_keeps_unknown_ids() -> None:
     class Row:
         def __init__(self, text: str) -> None:

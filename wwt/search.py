@@ -214,6 +214,12 @@ def resume_line(platform: str, session_id: str, cwd: str | None) -> str | None:
 
 
 _WORD = re.compile(r"\w+")
+# Words that say nothing of a chunk's subject: the chunker's role labels (``user: …``, ``assistant: …``) and
+# English function words. Korean particles sit inside their words and need no list.
+_EMPTY_WORDS = frozenset(
+    "user assistant the a an and or but of to in on at by for from with as is are was were be been it its this "
+    "that these those there here i me my we our you your he she they them do does did can could will would "
+    "should please just so not no yes ok okay".split())
 
 
 def thin_factor(text: str) -> float:
@@ -221,10 +227,14 @@ def thin_factor(text: str) -> float:
     words, down to 1 − THIN_PENALTY for none. A chunk of a few generic words ("user: Hello", "user: continue",
     a placeholder) has a vector near the middle of everything, so it comes up close to any vague question and
     outranks the conversation that answers it; the words it does have still match a question that uses them.
-    Stops reading at THIN_WORDS distinct words."""
+    Role labels and function words (``_EMPTY_WORDS``) are not counted: "user: List the files user: [trimmed]"
+    says three things, not eight. Stops reading at THIN_WORDS distinct words."""
     seen: set[str] = set()
     for match in _WORD.finditer(text):
-        seen.add(match.group().lower())
+        word = match.group().lower()
+        if word in _EMPTY_WORDS:
+            continue
+        seen.add(word)
         if len(seen) >= THIN_WORDS:
             return 1.0
     return 1.0 - THIN_PENALTY * (1.0 - len(seen) / THIN_WORDS)
