@@ -76,7 +76,7 @@ def parse_history(path: Path, report: ParseReport, platform: str) -> Iterator[Se
             _set_cwd(session, blocks)
             session.messages.extend(_user(str(index), blocks, now, names, report))
         else:
-            session.messages.extend(_assistant(str(index), blocks, own or now, names))
+            session.messages.extend(assistant_messages(str(index), blocks, own or now, names))
     if finish_task(session):
         yield session
 
@@ -157,7 +157,7 @@ def _user(
     return out
 
 
-def _assistant(mid: str, blocks: list[dict[str, Any]], ts: str | None, names: dict[str, str]) -> list[Message]:
+def assistant_messages(mid: str, blocks: list[dict[str, Any]], ts: str | None, names: dict[str, str]) -> list[Message]:
     out: list[Message] = []
     for position, block in enumerate(blocks):
         btype = block.get("type")
