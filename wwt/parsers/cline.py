@@ -1,7 +1,8 @@
 """Cline task logs (VS Code extension ``saoudrizwan.claude-dev``; also the Cline CLI's ``~/.cline/data``):
 ``tasks/<task id>/ui_messages.json`` beside ``api_conversation_history.json`` and ``task_metadata.json``.
-Roo Code (``roo_code.py``) writes the same layout and is read by the same code. Formats in
-docs/formats-notes.md.
+Roo Code (``roo_code.py``) writes the same layout and is read by the same code. Cline's SDK runtime (the CLI, the
+newer extension) keeps ``sessions/<id>/<id>.messages.json`` instead: read by ``cline_sessions.py`` through this
+parser. Formats in docs/formats-notes.md.
 
 Decisions:
 * ``ui_messages.json`` is the session: it is what the user saw, one ``ClineMessage`` per entry with its time
