@@ -437,3 +437,22 @@ def test_runtime_notices_summaries_and_bad_entries(tmp_path):
     path.write_text(text[: text.index('"id": "a1"')], encoding="utf-8")  # the writer stopped mid-entry
     (cut,), cut_report = run_parser(ClineParser(), path)
     assert [m.native_id for m in cut.messages] == ["u1", "u2"] and cut_report.bad_lines >= 1
+
+
+def test_a_reopened_pre_runtime_task_keeps_only_the_users_words(tmp_path):
+    """The extension reopens a task from before the runtime by seeding its session with the task's API history
+    (apps/vscode/src/sdk/sdk-session-history-loader.ts): those entries carry the ``<task>`` wrapper and the
+    ``<environment_details>`` the old extension sent, not a ``<user_input>`` one."""
+    path = _runtime_file(tmp_path / "sessions" / "1767980000000" / "1767980000000.messages.json", [
+        {"id": "h1", "role": "user", "content": [
+            {"type": "text", "text": "<task>\nadd a --json flag to tally report\n</task>"},
+            {"type": "text", "text": "<environment_details>\n# Current Working Directory (/home/rosa/work/tally-cli)"
+                                     " Files\nsrc/\n</environment_details>"}]},
+        {"id": "h2", "role": "assistant", "content": [{"type": "text", "text": "Added --json to tally report."}]},
+        {"id": "n1", "role": "user", "content": [
+            {"type": "text", "text": "<user_input mode=\"act\">now the same for tally export</user_input>"}],
+         "ts": 1786190401000},
+    ])
+    (session,), _ = run_parser(ClineParser(), path)
+    assert user_texts(session) == ["add a --json flag to tally report", "now the same for tally export"]
+    assert "Current Working Directory" not in all_text(session)

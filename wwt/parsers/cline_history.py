@@ -74,7 +74,7 @@ def parse_history(path: Path, report: ParseReport, platform: str) -> Iterator[Se
         if raw["role"] == "user":
             now = own or _user_time(blocks) or now
             _set_cwd(session, blocks)
-            session.messages.extend(_user(str(index), blocks, now, names, report))
+            session.messages.extend(user_messages(str(index), blocks, now, names, report))
         else:
             session.messages.extend(assistant_messages(str(index), blocks, own or now, names))
     if finish_task(session):
@@ -125,7 +125,7 @@ def _set_cwd(session: Session, blocks: list[dict[str, Any]]) -> None:
             return
 
 
-def _user(
+def user_messages(
     mid: str, blocks: list[dict[str, Any]], ts: str | None, names: dict[str, str], report: ParseReport
 ) -> list[Message]:
     out: list[Message] = []

@@ -13,6 +13,8 @@ Decisions:
   ``metadata.displayRole`` system/status/error (hook context) or a synthetic ``metadata.kind`` (reminders,
   notices), ``[TASK RESUMPTION]`` continuations, and ``file``/``image`` attachments (the file an ``@mention``
   pulled in). A compaction summary (``kind: compaction_summary``) is kept as assistant text flagged so.
+* A user entry with the API history's ``<task>``/``<environment_details>`` text and no prompt wrapper was carried
+  over from a pre-runtime task the extension reopened: it is read as that history is (``cline_history``).
 * Assistant blocks and tool calls go through the API-history reader's ``assistant_messages`` (as Cline's
   ``api_conversation_history.json``); a ``tool_result``'s content is the tool's ``{query, result, error,
   success}`` list (or a string) rendered as text, flagged an error when ``is_error`` or an operation failed.
@@ -33,7 +35,7 @@ from typing import Any
 
 from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, FLAG_SUBAGENT, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
-from wwt.parsers.cline_history import assistant_messages, finish_task
+from wwt.parsers.cline_history import assistant_messages, finish_task, user_messages
 from wwt.parsers.common import bound_text, iso_timestamp, load_json_object, nfc, rewritten_whole
 from wwt.parsers.noise import clean_user_text
 
@@ -53,6 +55,7 @@ MANIFEST_MAX = 4 << 20
 _MODE_NOTICE = re.compile(r"<mode_notice>.*?</mode_notice>", re.DOTALL)
 _WRAPPER = re.compile(r"<(user_input|user_command)\b[^>]*>(.*?)</\1>", re.DOTALL)
 _OPEN_WRAPPER = re.compile(r"</?(?:user_input|user_command)\b[^>]*>")
+_LEGACY = re.compile(r"<(?:task|feedback|answer|user_message|environment_details)>|\A\s*\[[\w.-]+(?: for '[^\n]*?')?\] Result:")
 _COMMAND = re.compile(r'\A\s*<user_command\b[^>]*\bslash="([^"]+)"[^>]*>(.*?)</user_command>\s*\Z', re.DOTALL)
 
 
@@ -176,6 +179,8 @@ def _user(
 ) -> list[Message]:
     meta = metadata if isinstance(metadata, dict) else {}
     kind, role = meta.get("kind"), str(meta.get("displayRole") or "").strip().lower()
+    if not meta and _legacy(blocks):
+        return user_messages(mid, blocks, ts, names, report)
     out: list[Message] = []
     words: list[str] = []
     for position, block in enumerate(blocks):
@@ -202,6 +207,14 @@ def _user(
         return out
     out.append(Message(mid, "user", "text", nfc(cleaned), ts))
     return out
+
+
+def _legacy(blocks: list[dict[str, Any]]) -> bool:
+    """A user entry carried over from a pre-runtime task the extension reopened (it seeds the session with the task's
+    ``api_conversation_history.json``): the API history's ``<task>``/``<environment_details>`` text, no prompt
+    wrapper. Read as that history is (``cline_history``)."""
+    texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    return not any("<user_input" in t for t in texts) and any(_LEGACY.search(t) for t in texts)
 
 
 def _result(content: Any) -> tuple[str, bool]:
