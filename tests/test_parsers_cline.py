@@ -456,3 +456,13 @@ def test_a_reopened_pre_runtime_task_keeps_only_the_users_words(tmp_path):
     (session,), _ = run_parser(ClineParser(), path)
     assert user_texts(session) == ["add a --json flag to tally report", "now the same for tally export"]
     assert "Current Working Directory" not in all_text(session)
+
+
+def test_an_api_history_saved_under_a_messages_name_is_still_read_as_one(tmp_path):
+    saved = tmp_path / "task.messages.json"
+    saved.write_text(json.dumps([{"role": "user", "content": [{"type": "text", "text": "<task>\ntrim the csv\n</task>"}]},
+                                 {"role": "assistant", "content": [{"type": "text", "text": "Trimmed."}]}]),
+                     encoding="utf-8")
+    assert parser_for(saved).platform == "cline"
+    (session,), _ = run_parser(ClineParser(), saved)
+    assert user_texts(session) == ["trim the csv"] and session.session_id == "task.messages"

@@ -37,7 +37,7 @@ from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.cline_history import finish_task, looks_like_history, parse_history
 from wwt.parsers.cline_sessions import MESSAGES_SUFFIX as SESSION_SUFFIX
 from wwt.parsers.cline_sessions import looks_like_session, parse_session, session_data_dir
-from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, render_tool_call
+from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, read_head, render_tool_call
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "cline"
@@ -93,7 +93,7 @@ class ClineParser:
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = self.platform
         path = Path(path)
-        if path.name.endswith(SESSION_SUFFIX):
+        if path.name.endswith(SESSION_SUFFIX) and looks_like_session(path, read_head(path)):
             yield from parse_session(path, report, self.platform, start_offset)
             return
         if start_offset:
