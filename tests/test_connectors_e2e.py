@@ -21,8 +21,9 @@ COPILOT_OLD_ID = "7d3e2f10-1c4b-4a59-8e6d-0f9a8b7c6d5e"
 OPENCODE_ID = "ses_4a1b2c3d4e5fAbCdEfGhIjKl"
 CURSOR_CLI_ID = "0c9e5a77-2b1d-4f3e-8a6c-7d5e4f3a2b1c"
 CURSOR_CHAT_ID = "7e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b"
+CLINE_RUN_ID = "1786104000000_q7Rk2"  # a Cline CLI session in ~/.cline/data/sessions
 AGENT_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_RUNTIME_DIR", "COPILOT_HOME",
-             "XDG_DATA_HOME", "XDG_CONFIG_HOME", "WWT_DEBUG")
+             "XDG_DATA_HOME", "XDG_CONFIG_HOME", "WWT_DEBUG", "CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR")
 
 
 def wwt(*args: str, home: Path, model_dir: Path, columns: int = 120) -> subprocess.CompletedProcess[str]:
@@ -45,6 +46,7 @@ def home(tmp_path_factory: pytest.TempPathFactory, model_dir: Path) -> Path:
     storage = home / ".config" / "Code" / "User" / "globalStorage"
     shutil.copytree(FIX / "cline" / "saoudrizwan.claude-dev", storage / "saoudrizwan.claude-dev")
     shutil.copytree(FIX / "cline" / "rooveterinaryinc.roo-cline", storage / "rooveterinaryinc.roo-cline")
+    shutil.copytree(FIX / "cline" / "cline-data" / "sessions", home / ".cline" / "data" / "sessions")  # the CLI's
     repo = home / "src" / "quillpad"
     repo.mkdir(parents=True)
     shutil.copy(FIX / "aider" / "quillpad" / ".aider.chat.history.md", repo / ".aider.chat.history.md")
@@ -106,6 +108,12 @@ def test_cline_and_roo_code_tasks_are_found_without_a_resume_command(home: Path,
     assert hit["resume"] is None and hit["resume_line"] is None  # reopened from the extension, not a shell
     roo = top(home, model_dir, "roo", "invoice cron to BullMQ repeatable jobs")
     assert roo["session_id"] == "1767960000000" and roo["platform"] == "roo-code"
+
+
+def test_a_cline_cli_session_is_found_with_its_resume_line(home: Path, model_dir: Path) -> None:
+    hit = top(home, model_dir, "cline", "roll 29 February forward to 1 March when the year is not a leap year")
+    assert hit["session_id"] == CLINE_RUN_ID and hit["platform"] == "cline" and hit["project"] == "tally-cli"
+    assert hit["resume_line"] == f"cd /home/rosa/work/tally-cli/packages/core && cline --id {CLINE_RUN_ID}"
 
 
 def test_status_lists_every_new_agent(home: Path, model_dir: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from parser_helpers import all_text, counts, run_parser, user_texts
 
-from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, ParseReport
+from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, FLAG_SUBAGENT, ParseReport
 from wwt.parsers import discover, parser_for
 from wwt.parsers.cline import ClineParser
 from wwt.parsers.common import JSON_LIST_CHUNK, iter_json_list, read_head
@@ -307,3 +307,162 @@ def test_a_roo_code_task_kept_in_a_custom_storage_folder_is_roo_codes(tmp_path):
     assert session.platform == "roo-code" and session.parent_session_id == "9a7c5e31-0b2d-4f6a-8c1e-3d5f7a9b1c24"
     (task / "history_item.json").unlink()  # without it nothing tells the two apart: Cline's, as before
     assert parser_for(task / "ui_messages.json").platform == "cline"
+
+
+# ------------------------------------------------------------------------------ the SDK runtime's sessions
+# Cline's CLI and extension now run on @cline/core, which keeps each session in
+# ``<data>/sessions/<id>/<id>.messages.json`` (``{version, updated_at, agent, sessionId, origin, messages}``, each
+# message ``{id, role, content, ts}``) beside the manifest ``<id>.json`` (cwd, workspace_root, times, title), a
+# subagent's messages in ``<agent id>.messages.json`` in its root's folder (cline/cline sdk/packages/core,
+# commit 21cb8d25). The fixture is a plan-mode question answered with tools and a subagent, then an act-mode fix.
+SESSIONS = OWN / "cline-data" / "sessions"
+RUN_ID = "1786104000000_q7Rk2"
+RUN = SESSIONS / RUN_ID / f"{RUN_ID}.messages.json"
+SUBAGENT = SESSIONS / RUN_ID / "agent_1786104027000_h2k9dq.messages.json"
+FIRST_ID = "cli_1772200000000_m4x8c1q"
+FIRST = SESSIONS / FIRST_ID / f"{FIRST_ID}.messages.json"
+
+
+def test_a_cline_runtime_session():
+    (session,), report = run_parser(ClineParser(), RUN)
+    assert session.session_id == RUN_ID and session.platform == "cline" and session.parent_session_id is None
+    # the manifest: cwd as started, the project its workspace root, the (renamed) title, start and end
+    assert session.cwd == "/home/rosa/work/tally-cli/packages/core"
+    assert session.project_path == "/home/rosa/work/tally-cli" and session.project == "tally-cli"
+    assert session.title == "leap-day due dates in the nightly run"
+    assert session.started_at == "2026-08-07T12:00:00Z" and session.ended_at == "2026-08-07T12:08:30Z"
+    assert counts(session) == {("user", "text"): 2, ("assistant", "thinking"): 1, ("assistant", "text"): 6,
+                               ("assistant", "tool_call"): 4, ("user", "tool_result"): 4}
+    # only what was typed inside <user_input>: not the mode notice, the @mentioned file's body, the hook's
+    # system-shown note, the resumption prompt or the system prompt
+    assert user_texts(session) == [
+        "why does parse_due_date fail on 29 February in the nightly run? @packages/core/src/tally/dates.py",
+        "go ahead, but keep the public signature unchanged"]
+    text = all_text(session)
+    for injected in ("user_input", "mode_notice", "switched from plan", "PostToolUse hook", "TASK RESUMPTION",
+                     "You are Cline", "day, month = (int(part)"):
+        assert injected not in text
+    assert report.skipped_messages == 2 and report.bad_lines == 0
+    first = session.messages[0]
+    assert (first.role, first.timestamp) == ("user", "2026-08-07T12:00:02Z")
+    calls = [(m.tool_name, m.timestamp) for m in session.messages if m.kind == "tool_call"]
+    assert calls == [("read_files", "2026-08-07T12:00:09Z"), ("run_commands", "2026-08-07T12:00:15Z"),
+                     ("spawn_agent", "2026-08-07T12:00:26Z"), ("editor", "2026-08-07T12:03:26Z")]
+    results = [m for m in session.messages if m.kind == "tool_result"]
+    assert [m.tool_name for m in results] == ["read_files", "run_commands", "spawn_agent", "editor"]
+    assert [FLAG_ERROR in m.flags for m in results] == [False, True, False, False]
+    assert "day is out of range for month" in results[1].text
+    assert "Replaced 1 occurrence." in results[3].text  # the editor's answer, stored as JSON text
+    thinking = next(m for m in session.messages if m.kind == "thinking")
+    assert thinking.text.startswith("The helper takes the year from today")
+
+
+def test_a_subagents_messages_are_its_own_session_under_the_root():
+    (sub,), _ = run_parser(ClineParser(), SUBAGENT)
+    assert sub.session_id == f"{RUN_ID}__agent_1786104027000_h2k9dq" and sub.parent_session_id == RUN_ID
+    assert all(FLAG_SUBAGENT in m.flags for m in sub.messages) and len(sub.messages) == 4
+    assert sub.project == "tally-cli" and sub.cwd == "/home/rosa/work/tally-cli/packages/core"  # the root's
+    assert sub.title.startswith("List every call site of parse_due_date")  # its task, not the root's title
+    assert sub.started_at == "2026-08-07T12:00:27.100Z" and sub.ended_at == "2026-08-07T12:01:00Z"
+
+
+def test_the_first_runtime_releases_files_are_read_too():
+    """The first SDK CLI wrote ``{version, updated_at, messages}`` only, with plain-text contents and no ids."""
+    (session,), _ = run_parser(ClineParser(), FIRST)
+    assert session.session_id == FIRST_ID and session.project == "tally-cli"
+    assert [(m.role, m.kind) for m in session.messages] == [("user", "text"), ("assistant", "text")]
+    assert user_texts(session) == ["what does the --dry-run flag of tally import print?"]
+    assert session.started_at == "2026-02-27T13:46:40Z" and session.ended_at == "2026-02-27T13:47:05Z"
+
+
+def test_only_cline_claims_the_runtime_files_and_discovery_finds_them(tmp_path, monkeypatch):
+    for path in (RUN, SUBAGENT, FIRST):
+        assert parser_for(path).platform == "cline"
+        assert not RooCodeParser().detect(path, read_head(path))
+    for manifest in (SESSIONS / RUN_ID / f"{RUN_ID}.json", SESSIONS / FIRST_ID / f"{FIRST_ID}.json"):
+        assert parser_for(manifest) is None  # read beside the messages, never a session of its own
+    for var in ("CLINE_DIR", "CLINE_DATA_DIR", "CLINE_SESSION_DATA_DIR", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    shutil.copytree(SESSIONS, tmp_path / "home" / ".cline" / "data" / "sessions")
+    expected = sorted([RUN.name, SUBAGENT.name, FIRST.name])
+    assert sorted(p.name for p, x in discover() if x.platform == "cline") == expected
+    monkeypatch.setenv("CLINE_SESSION_DATA_DIR", str(tmp_path / "elsewhere"))  # the runtime's own override
+    shutil.copytree(SESSIONS, tmp_path / "elsewhere")
+    shutil.rmtree(tmp_path / "home" / ".cline")
+    assert sorted(p.name for p, x in discover() if x.platform == "cline") == expected
+
+
+def test_a_runtime_session_is_rewritten_whole_and_offers_the_cli_resume():
+    from wwt.search import resume_line
+
+    sessions, report = run_parser(ClineParser(), RUN, 200)
+    assert report.requires_full_reparse and len(sessions[0].messages) == 17
+    assert resume_line("cline", RUN_ID, "/home/rosa/work/tally-cli/packages/core") == (
+        f"cd /home/rosa/work/tally-cli/packages/core && cline --id {RUN_ID}")
+    assert resume_line("cline", "1767950000000", "/home/dev/acme-portal") is None  # an extension task
+    assert resume_line("cline", f"{RUN_ID}__agent_1786104027000_h2k9dq", None) is None  # a subagent
+
+
+def _runtime_file(path: Path, messages: list) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": 1, "updated_at": "2026-08-08T09:00:00.000Z", "agent": "lead",
+                                "sessionId": path.parent.name, "messages": messages}, indent=2), encoding="utf-8")
+    return path
+
+
+def test_runtime_notices_summaries_and_bad_entries(tmp_path):
+    """A compaction summary is the agent's text, flagged; a reminder the runtime adds is nobody's words; a
+    broken entry is counted and costs only itself; a file cut mid-write keeps the messages before the cut."""
+    path = _runtime_file(tmp_path / "sessions" / "1786190400000_Zz-9a" / "1786190400000_Zz-9a.messages.json", [
+        {"id": "u1", "role": "user", "content": "<user_input mode=\"yolo\">rename the tally export flag</user_input>",
+         "ts": 1786190401000},
+        "not a message",
+        {"id": "u2", "role": "user", "content": [{"type": "text", "text": "Context summary:\n\nflag renamed"}],
+         "ts": 1786190402000, "metadata": {"kind": "compaction_summary", "displayRole": "system"}},
+        {"id": "u3", "role": "user", "content": [{"type": "text", "text": "Remember to call submit_and_exit."}],
+         "ts": 1786190403000, "metadata": {"kind": "completion_reminder"}},
+        {"id": "a1", "role": "assistant", "content": [{"type": "text", "text": "Renamed --out to --output."}],
+         "ts": 1786190404000},
+    ])
+    (session,), report = run_parser(ClineParser(), path)
+    assert [(m.role, m.kind, m.text) for m in session.messages] == [
+        ("user", "text", "rename the tally export flag"),
+        ("assistant", "text", "Context summary:\n\nflag renamed"),
+        ("assistant", "text", "Renamed --out to --output.")]
+    assert FLAG_COMPACTION_SUMMARY in session.messages[1].flags
+    assert report.bad_lines == 1 and report.skipped_messages == 1
+    assert session.cwd is None and session.started_at == "2026-08-08T12:00:01Z"  # no manifest beside it
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[: text.index('"id": "a1"')], encoding="utf-8")  # the writer stopped mid-entry
+    (cut,), cut_report = run_parser(ClineParser(), path)
+    assert [m.native_id for m in cut.messages] == ["u1", "u2"] and cut_report.bad_lines >= 1
+
+
+def test_a_reopened_pre_runtime_task_keeps_only_the_users_words(tmp_path):
+    """The extension reopens a task from before the runtime by seeding its session with the task's API history
+    (apps/vscode/src/sdk/sdk-session-history-loader.ts): those entries carry the ``<task>`` wrapper and the
+    ``<environment_details>`` the old extension sent, not a ``<user_input>`` one."""
+    path = _runtime_file(tmp_path / "sessions" / "1767980000000" / "1767980000000.messages.json", [
+        {"id": "h1", "role": "user", "content": [
+            {"type": "text", "text": "<task>\nadd a --json flag to tally report\n</task>"},
+            {"type": "text", "text": "<environment_details>\n# Current Working Directory (/home/rosa/work/tally-cli)"
+                                     " Files\nsrc/\n</environment_details>"}]},
+        {"id": "h2", "role": "assistant", "content": [{"type": "text", "text": "Added --json to tally report."}]},
+        {"id": "n1", "role": "user", "content": [
+            {"type": "text", "text": "<user_input mode=\"act\">now the same for tally export</user_input>"}],
+         "ts": 1786190401000},
+    ])
+    (session,), _ = run_parser(ClineParser(), path)
+    assert user_texts(session) == ["add a --json flag to tally report", "now the same for tally export"]
+    assert "Current Working Directory" not in all_text(session)
+
+
+def test_an_api_history_saved_under_a_messages_name_is_still_read_as_one(tmp_path):
+    saved = tmp_path / "task.messages.json"
+    saved.write_text(json.dumps([{"role": "user", "content": [{"type": "text", "text": "<task>\ntrim the csv\n</task>"}]},
+                                 {"role": "assistant", "content": [{"type": "text", "text": "Trimmed."}]}]),
+                     encoding="utf-8")
+    assert parser_for(saved).platform == "cline"
+    (session,), _ = run_parser(ClineParser(), saved)
+    assert user_texts(session) == ["trim the csv"] and session.session_id == "task.messages"

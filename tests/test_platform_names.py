@@ -36,6 +36,7 @@ def test_resume_commands_exist_for_the_agents_that_have_one():
     assert RESUME_COMMANDS["qwen-code"].format(id="x") == "qwen --resume x"
     assert RESUME_COMMANDS["copilot-cli"].format(id="x") == "copilot --resume x"
     assert RESUME_COMMANDS["opencode"].format(id="x") == "opencode --session x"
-    assert "cline" not in RESUME_COMMANDS and "roo-code" not in RESUME_COMMANDS
+    assert RESUME_COMMANDS["cline"].format(id="x") == "cline --id x"  # the Cline CLI's runtime sessions
+    assert "roo-code" not in RESUME_COMMANDS
     assert "continue" not in RESUME_COMMANDS  # `cn --resume` takes no session id
     assert RESUME_COMMANDS["goose"].format(id="x") == "goose session --resume --session-id x"

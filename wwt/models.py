@@ -59,7 +59,7 @@ PLATFORM_NAMES = {
 SOURCE_ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex": "codex-cli", "qwen": "qwen-code",
                   "copilot": "copilot-cli", "roo": "roo-code"}
 # Agents that look a session up per project folder: their resume command runs in the session's cwd.
-RESUME_IN_CWD = frozenset({"claude-code", "gemini-cli", "qwen-code", "opencode", "aider"})
+RESUME_IN_CWD = frozenset({"claude-code", "gemini-cli", "qwen-code", "opencode", "aider", "cline"})
 
 
 def platform_of(name: str) -> str | None:

@@ -50,6 +50,9 @@ RESUME_COMMANDS = {
     "cursor": "cursor-agent --resume {id}",
     # Goose keeps every session in one store (~/.local/share/goose/sessions) and resumes by id from anywhere.
     "goose": "goose session --resume --session-id {id}",
+    # The Cline CLI resumes a runtime session by id (`--id`), working in the folder it is started from: run it in
+    # the session's cwd. Extension tasks (tasks/<ms>/) are reopened from the extension: their ids get none.
+    "cline": "cline --id {id}",
 }
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # The ids each agent's resume command takes (agent-log-formats.md, docs/formats-notes.md): Claude Code a UUID (the
@@ -60,7 +63,9 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 # for it, the hit itself still shows.
 RESUME_ID_SHAPES = {"claude-code": _UUID, "gemini-cli": _UUID, "codex-cli": _UUID, "qwen-code": _UUID,
                     "copilot-cli": _UUID, "cursor": _UUID, "opencode": re.compile(r"ses_[0-9A-Za-z]{8,64}"),
-                    "goose": re.compile(r"\d{8}_\d{1,6}")}
+                    "goose": re.compile(r"\d{8}_\d{1,6}"),
+                    # Cline's runtime: `<ms>_<5 nanoid chars>` (its createRootSessionWithArtifacts)
+                    "cline": re.compile(r"\d{13}_[0-9A-Za-z_-]{5}")}
 
 
 class ChunkLike(Protocol):

@@ -28,6 +28,9 @@ from wwt.parsers.roo_code import RooCodeParser
 
 PARSERS: list[SessionParser] = [
     ClaudeCodeParser(),
+    # Before Gemini CLI: Cline's runtime sessions (``<id>.messages.json``, an object with ``sessionId`` and
+    # ``messages``) also pass Gemini's legacy-``.json`` check; the first parser that accepts a file reads it.
+    ClineParser(),
     GeminiCliParser(),
     CodexCliParser(),
     QwenCodeParser(),
@@ -35,7 +38,6 @@ PARSERS: list[SessionParser] = [
     OpenCodeParser(),
     AiderParser(),
     CursorParser(),
-    ClineParser(),
     RooCodeParser(),
     ContinueParser(),
     GooseParser(),

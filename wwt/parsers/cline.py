@@ -1,7 +1,8 @@
 """Cline task logs (VS Code extension ``saoudrizwan.claude-dev``; also the Cline CLI's ``~/.cline/data``):
 ``tasks/<task id>/ui_messages.json`` beside ``api_conversation_history.json`` and ``task_metadata.json``.
-Roo Code (``roo_code.py``) writes the same layout and is read by the same code. Formats in
-docs/formats-notes.md.
+Roo Code (``roo_code.py``) writes the same layout and is read by the same code. Cline's SDK runtime (the CLI, the
+newer extension) keeps ``sessions/<id>/<id>.messages.json`` instead: read by ``cline_sessions.py`` through this
+parser. Formats in docs/formats-notes.md.
 
 Decisions:
 * ``ui_messages.json`` is the session: it is what the user saw, one ``ClineMessage`` per entry with its time
@@ -34,7 +35,9 @@ from typing import Any
 from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, Message, ParseReport, Session
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.cline_history import finish_task, looks_like_history, parse_history
-from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, render_tool_call
+from wwt.parsers.cline_sessions import MESSAGES_SUFFIX as SESSION_SUFFIX
+from wwt.parsers.cline_sessions import looks_like_session, parse_session, session_data_dir
+from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, read_head, render_tool_call
 from wwt.parsers.noise import clean_user_text
 
 PLATFORM = "cline"
@@ -75,9 +78,12 @@ class ClineParser:
     marker = EXTENSION_ID  # a path part that names this extension's storage
 
     def default_roots(self) -> list[Path]:
-        return [root / "tasks" for root in editor_global_storage(EXTENSION_ID)] + [cline_data_dir() / "tasks"]
+        return [root / "tasks" for root in editor_global_storage(EXTENSION_ID)] + [cline_data_dir() / "tasks",
+                                                                                   session_data_dir()]
 
     def detect(self, path: Path, head: bytes) -> bool:
+        if looks_like_session(path, head):
+            return self.platform == PLATFORM  # the runtime's sessions are Cline's (Roo Code never wrote them)
         return (looks_like_task_log(path, head) or looks_like_history(path, head)) and self.owns(path)
 
     def owns(self, path: Path) -> bool:
@@ -86,9 +92,12 @@ class ClineParser:
 
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = self.platform
+        path = Path(path)
+        if path.name.endswith(SESSION_SUFFIX) and looks_like_session(path, read_head(path)):
+            yield from parse_session(path, report, self.platform, start_offset)
+            return
         if start_offset:
             report.requires_full_reparse = True  # rewritten whole
-        path = Path(path)
         if path.name == FILE_NAME:
             yield from parse_task(path, report, self.platform)
         else:

@@ -74,9 +74,9 @@ def parse_history(path: Path, report: ParseReport, platform: str) -> Iterator[Se
         if raw["role"] == "user":
             now = own or _user_time(blocks) or now
             _set_cwd(session, blocks)
-            session.messages.extend(_user(str(index), blocks, now, names, report))
+            session.messages.extend(user_messages(str(index), blocks, now, names, report))
         else:
-            session.messages.extend(_assistant(str(index), blocks, own or now, names))
+            session.messages.extend(assistant_messages(str(index), blocks, own or now, names))
     if finish_task(session):
         yield session
 
@@ -125,7 +125,7 @@ def _set_cwd(session: Session, blocks: list[dict[str, Any]]) -> None:
             return
 
 
-def _user(
+def user_messages(
     mid: str, blocks: list[dict[str, Any]], ts: str | None, names: dict[str, str], report: ParseReport
 ) -> list[Message]:
     out: list[Message] = []
@@ -157,7 +157,7 @@ def _user(
     return out
 
 
-def _assistant(mid: str, blocks: list[dict[str, Any]], ts: str | None, names: dict[str, str]) -> list[Message]:
+def assistant_messages(mid: str, blocks: list[dict[str, Any]], ts: str | None, names: dict[str, str]) -> list[Message]:
     out: list[Message] = []
     for position, block in enumerate(blocks):
         btype = block.get("type")
