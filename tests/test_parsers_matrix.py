@@ -70,10 +70,8 @@ def test_each_detector_claims_only_its_own_agents_files(platform, path):
     assert parser_for(path).platform == platform
 
 
-# Cline's runtime sessions as the current writer names them (a ``sessionId`` beside ``messages``) also pass Gemini
-# CLI's legacy-``.json`` check (any object naming both): the registry asks Cline first, so ``parser_for`` is right,
-# but the Gemini detector still says yes. Strict: this fails (XPASS) once gemini_cli.looks_like_gemini leaves
-# ``*.messages.json`` alone — then move these files into OWN_FILES["cline"].
+# Cline's runtime sessions as the current writer names them hold a ``sessionId`` beside ``messages``, as Gemini
+# CLI's older whole-file recordings do: only Cline's detector may claim them.
 CLINE_RUNTIME = [OWN / "cline" / "cline-data" / "sessions" / "1786104000000_q7Rk2" / name
                  for name in ("1786104000000_q7Rk2.messages.json", "agent_1786104027000_h2k9dq.messages.json")]
 
@@ -83,7 +81,6 @@ def test_cline_runtime_sessions_are_read_as_clines(path):
     assert parser_for(path).platform == "cline"
 
 
-@pytest.mark.xfail(strict=True, reason="Gemini CLI's legacy-.json detector claims any object with sessionId+messages")
 @pytest.mark.parametrize("path", CLINE_RUNTIME, ids=[p.name for p in CLINE_RUNTIME])
 def test_cline_runtime_sessions_are_claimed_by_clines_detector_alone(path):
     head = read_head(path)

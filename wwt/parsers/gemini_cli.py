@@ -188,8 +188,8 @@ def looks_like_gemini(path: Path, head: bytes) -> bool:
         if is_metadata(obj):
             return "projectHash" in obj or "startTime" in obj
         return is_chat_record(obj)
-    if not name.endswith(".json"):
-        return False
+    if not name.endswith(".json") or name.endswith(".messages.json"):
+        return False  # ``<id>.messages.json``: Cline's runtime session files (sessionId beside messages too)
     text = head.lstrip()
     if not text.startswith(b"{") or b'"sessionId"' not in text:
         return False
