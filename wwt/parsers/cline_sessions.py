@@ -33,7 +33,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, FLAG_SUBAGENT, Message, ParseReport, Session
+from wwt.models import (
+    FLAG_COMPACTION_SUMMARY,
+    FLAG_ERROR,
+    FLAG_SUBAGENT,
+    Message,
+    ParseReport,
+    Session,
+    earliest,
+    latest,
+)
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.cline_history import assistant_messages, finish_task, user_messages
 from wwt.parsers.common import bound_text, iso_timestamp, load_json_object, nfc, rewritten_whole
@@ -163,11 +172,8 @@ def _from_manifest(session: Session, manifest: dict[str, Any]) -> None:
         session.project_path = (root.rstrip("/") or "/") if root else project_root(session.cwd)
         session.project = project_name(session.project_path)
     if session.parent_session_id is None:  # a subagent's file borrows the root's manifest: not its times or title
-        started, ended = iso_timestamp(manifest.get("started_at")), iso_timestamp(manifest.get("ended_at"))
-        if started and (session.started_at is None or started < session.started_at):
-            session.started_at = started
-        if ended and (session.ended_at is None or ended > session.ended_at):
-            session.ended_at = ended
+        session.started_at = earliest([session.started_at, iso_timestamp(manifest.get("started_at"))])
+        session.ended_at = latest([session.ended_at, iso_timestamp(manifest.get("ended_at"))])
         meta = manifest.get("metadata") if isinstance(manifest.get("metadata"), dict) else {}
         title = _text(meta.get("title"))
         if title:
