@@ -277,10 +277,15 @@ def merge_order(existing: Sequence[str], parsed: Sequence[str], incremental: boo
 
 
 def _expand(anchor: str | None, inserts: dict[str | None, list[str]]) -> list[str]:
+    """The messages inserted after ``anchor``, each followed by what was inserted after it (depth first).
+
+    A stack, not recursion: a parse of 50,000 new messages is one chain 50,000 deep."""
     out: list[str] = []
-    for nid in inserts.get(anchor, ()):
+    stack = list(reversed(inserts.get(anchor, ())))
+    while stack:
+        nid = stack.pop()
         out.append(nid)
-        out.extend(_expand(nid, inserts))
+        stack.extend(reversed(inserts.get(nid, ())))
     return out
 
 

@@ -62,12 +62,17 @@ def parser_for(path: Path | str) -> SessionParser | None:
     accepts it, or for nobody. The parser with most votes (a tie: the earlier view) reads the file if it also
     claims the first view or outvotes nobody. So one junk, cut or foreign first line neither hides a log nor
     hands it to another agent's parser, and a file whose records are mostly nobody's is not claimed for one
-    line that looks like a log's."""
+    line that looks like a log's. A line longer than a head that no parser accepts (a junk or absurdly nested line)
+    casts no vote: only that line is lost."""
     path = Path(path)
     votes: dict[int | None, int] = {}
     first_view: dict[int | None, int] = {}
-    for position, view in enumerate(detection_views(path)):
+    position = -1
+    for view in detection_views(path):
         index = _first_accepting(path, view)
+        if index is None and b"\n" not in view:
+            continue  # a line longer than a head, judged only by how it opens (junk, or nested past reading): no vote
+        position += 1
         votes[index] = votes.get(index, 0) + 1
         first_view.setdefault(index, position)
         ranked = sorted(votes.values(), reverse=True) + [0]
