@@ -38,6 +38,15 @@ def terminal_safe(text: str) -> str:
     return _UNSAFE.sub(_visible_escape, text.replace("\r\n", "\n"))
 
 
+_LINE_BREAKS = re.compile("[\n\u2028\u2029]")
+
+
+def terminal_field(text: str) -> str:
+    """An archived field shown on one line (project, branch, title, cwd, tool name): ``terminal_safe`` and its
+    line breaks as visible escapes too, so a log cannot forge a line of its own (a fake ``resume:``) under it."""
+    return _LINE_BREAKS.sub(_visible_escape, _UNSAFE.sub(_visible_escape, text))
+
+
 def _visible_escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
@@ -124,43 +133,43 @@ def render_hits(
         console.print(f"[yellow]{escape(terminal_safe(weak_notice(outcome)))}[/]")
     for rank, hit in enumerate(outcome.hits, 1):
         header = Text(f"{rank}. ", style="bold")
-        header.append(terminal_safe(hit.project or "(no project)"), style="bold cyan")
+        header.append(terminal_field(hit.project or "(no project)"), style="bold cyan")
         if hit.git_branch:
-            header.append(f" @{terminal_safe(hit.git_branch)}", style="magenta")
+            header.append(f" @{terminal_field(hit.git_branch)}", style="magenta")
         header.append(f"  {PLATFORM_NAMES.get(hit.platform, hit.platform)}", style="green")
         header.append(f"  {format_when(hit.started_at)}", style="dim")
         header.append(f"  score {hit.score:.3f}", style="dim")
         console.print(header)
         if hit.title:
-            console.print(Text(f"   {terminal_safe(hit.title)}", style="italic"), overflow="ellipsis", no_wrap=True)
+            console.print(Text(f"   {terminal_field(hit.title)}", style="italic"), overflow="ellipsis", no_wrap=True)
         for chunk in hit.chunks:
             body = Text("› ", style="dim")
             body.append_text(Text(terminal_safe(chunk.text)))
             if terms:
                 body.highlight_words(terms, style="bold yellow", case_sensitive=False)
-            body.append(f"  [{terminal_safe(str(chunk.chunk_id))} {format_when(chunk.start_ts)}]", style="dim")
+            body.append(f"  [{terminal_field(str(chunk.chunk_id))} {format_when(chunk.start_ts)}]", style="dim")
             console.print(Padding(body, (0, 0, 0, 3)))
         resume = resume_line(hit)
         # soft_wrap: never break the command with a newline, so it copy-pastes whole
-        resume = terminal_safe(resume or no_resume_reason(hit))
+        resume = terminal_field(resume or no_resume_reason(hit))
         console.print(f"   [dim]resume:[/] {escape(resume)}", soft_wrap=True)
         console.print()
 
 
 def render_session(console: Console, view: Any, full: bool = False) -> None:
     row = view.session
-    header = Text(terminal_safe(row.session_id), style="bold")
+    header = Text(terminal_field(row.session_id), style="bold")
     header.append(f"  {PLATFORM_NAMES.get(row.platform, row.platform)}", style="green")
     if getattr(row, "project", None):
-        header.append(f"  {terminal_safe(row.project)}", style="cyan")
+        header.append(f"  {terminal_field(row.project)}", style="cyan")
     if getattr(row, "git_branch", None):
-        header.append(f" @{terminal_safe(row.git_branch)}", style="magenta")
+        header.append(f" @{terminal_field(row.git_branch)}", style="magenta")
     header.append(f"  {format_when(getattr(row, 'started_at', None))}", style="dim")
     console.print(header)
     if getattr(row, "title", None):
-        console.print(Text(terminal_safe(row.title), style="italic"))
+        console.print(Text(terminal_field(row.title), style="italic"))
     if getattr(row, "cwd", None):
-        console.print(Text(f"cwd: {terminal_safe(row.cwd)}", style="dim"))
+        console.print(Text(f"cwd: {terminal_field(row.cwd)}", style="dim"))
     console.print()
     for message in view.messages:
         label = Text(f"[{message.seq}] ", style="dim")
@@ -168,7 +177,7 @@ def render_session(console: Console, view: Any, full: bool = False) -> None:
         if message.kind != "text":
             label.append(f" {message.kind}", style="yellow")
         if getattr(message, "tool_name", None):
-            label.append(f" {terminal_safe(message.tool_name)}", style="yellow")
+            label.append(f" {terminal_field(message.tool_name)}", style="yellow")
         flags = getattr(message, "flags", None)
         if flags:
             label.append(f" ({', '.join(sorted(flags))})", style="dim")
@@ -264,7 +273,7 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
         console.print(f"[yellow]{unrecognised} file(s) not recognised as an agent log, skipped{hint}[/]")
         if verbose:
             for name in getattr(summary, "unrecognised", None) or []:
-                console.print(Text(f"  {terminal_safe(name)}", style="dim"), soft_wrap=True)  # one path a line
+                console.print(Text(f"  {terminal_field(name)}", style="dim"), soft_wrap=True)  # one path a line
             if unrecognised > len(getattr(summary, "unrecognised", None) or []):
                 console.print(Text("  …", style="dim"))
     vectors = pending_vectors_line(g("vectors_pending"), getattr(summary, "model_unavailable", None))
@@ -276,7 +285,7 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
     notes = getattr(summary, "notes", None) or []
     if verbose:
         for note in notes:
-            console.print(Text(f"  {terminal_safe(note)}", style="dim"))
+            console.print(Text(f"  {terminal_field(note)}", style="dim"))
     elif notes:
         console.print(f"[dim]{len(notes)} per-file note(s); -v shows them[/]")
 

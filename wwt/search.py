@@ -214,8 +214,27 @@ def resume_line(platform: str, session_id: str, cwd: str | None) -> str | None:
     get a (quoted) ``cd`` into the session's cwd first."""
     command = resume_command(platform, session_id)
     if command and platform in RESUME_IN_CWD and cwd:
-        return f"cd {shlex.quote(cwd)} && {command}"
+        return f"cd {shell_word(cwd)} && {command}"
     return command
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one shell word on one line. ``shlex.quote`` keeps a newline inside its quotes, so an archived
+    cwd holding one would print as two lines, the second forged by the log; such a text (any character that is
+    not printable: line breaks, controls, separators) is written in ``$'…'`` quoting (bash, zsh, ksh, POSIX 2024
+    sh) with every such character as an escape."""
+    if text.isprintable():
+        return shlex.quote(text)
+    out = []
+    for ch in text:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "$'" + "".join(out) + "'"
 
 
 _WORD = re.compile(r"\w+")
