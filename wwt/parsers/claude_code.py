@@ -578,13 +578,13 @@ def dropped_lines(skeleton: list[_Line], superseded: set[str] | None = None) -> 
     dropped: set[int] = set()
     for parent_uuid, kids in children.items():
         # One prompt written on several lines (the same uuid, copied on resume) is one attempt, not a fork.
+        prompts = [k for k in kids if k.is_prompt and k.parent == parent_uuid and k.uuid != parent_uuid]
+        if len({k.uuid if k.uuid is not None else k.idx for k in prompts}) < 2:
+            continue  # no fork here: no subtree walked (a 50,000-message chain made every prompt walk the rest)
         attempts: dict[str | int, set[int]] = {}
-        for k in kids:
-            if k.is_prompt and k.parent == parent_uuid and k.uuid != parent_uuid:
-                key = k.uuid if k.uuid is not None else k.idx
-                attempts[key] = attempts.get(key, set()) | _subtree(k, children)
-        if len(attempts) < 2:
-            continue
+        for k in prompts:
+            key = k.uuid if k.uuid is not None else k.idx
+            attempts[key] = attempts.get(key, set()) | _subtree(k, children)
         keep = max(attempts.values(), key=max)
         for subtree in attempts.values():
             if subtree is not keep:
