@@ -55,7 +55,8 @@ def _digest(path: Path, root: Path) -> dict:
     sessions, report = parse_file(path)
     body = {
         "report": {k: v for k, v in dataclasses.asdict(report).items() if k != "path"},
-        "sessions": [dataclasses.asdict(s) for s in sessions],
+        # title_is_first_prompt (added after the pins) only steers how the store merges a title: not output
+        "sessions": [{k: v for k, v in dataclasses.asdict(s).items() if k != "title_is_first_prompt"} for s in sessions],
     }
     text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=sorted)  # flags: frozensets, sorted
     # Machine-independent: where the copies live, and Aider's session ids, which hash the file's real path.

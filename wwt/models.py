@@ -109,6 +109,9 @@ class Session:
     title: str | None = None
     parent_session_id: str | None = None
     messages: list[Message] = field(default_factory=list)
+    # The title is only this parse's first prompt (no title record): it names the session only when none is
+    # stored yet — an incremental parse's first prompt is the appended part's, not the conversation's.
+    title_is_first_prompt: bool = False
 
 
 @dataclass

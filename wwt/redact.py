@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from wwt.redact_labels import redact_labelled
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -503,6 +505,7 @@ _PLACEHOLDER_WORDS = frozenset({
     "redacted", "hidden", "masked", "empty", "default", "changeme", "changeit", "example", "placeholder", "xxx",
     "todo", "tbd", "env", "value", "your", "dummy", "test", "testing", "sample", "foo", "bar", "foobar", "admin",
     "user", "username", "private", "public", "here", "unset", "auto", "inherit", "file", "text", "type",
+    "include", "omit", "same-origin",  # fetch()'s `credentials:` option
 })
 
 
@@ -667,10 +670,12 @@ def redact(text: str) -> tuple[str, int]:
     """Replace secrets in ``text``; returns the new text and how many were replaced."""
     if not text:
         return text, 0
+    text, labelled = redact_labelled(text)
     cues = _cues(text)
     if cues is None:
-        return text, 0
-    return _redact_cued(text, *cues)
+        return text, labelled
+    text, count = _redact_cued(text, *cues)
+    return text, count + labelled
 
 
 def _view(text: str) -> tuple[str | bytes, str | bytes]:
@@ -718,12 +723,14 @@ def redact_unscreened(text: str) -> tuple[str, int]:
     change; the tests compare the two)."""
     if not text:
         return text, 0
+    text, labelled = redact_labelled(text)
     long_words = [w for w in text.split() if len(w) >= _MIN_TOKEN]
     present = set(re.findall(_TRIGGER_PATTERN, " ".join(long_words)))
     lower = _lower(text)
-    return _redact_cued(text, frozenset(t for t in _CUE_TRIGGERS if t in text),
-                        tuple({i for t in present for i in _RULES_BY_TRIGGER[t]}), lower,
-                        [kw for kw in _KEYWORDS if kw in lower])
+    text, count = _redact_cued(text, frozenset(t for t in _CUE_TRIGGERS if t in text),
+                               tuple({i for t in present for i in _RULES_BY_TRIGGER[t]}), lower,
+                               [kw for kw in _KEYWORDS if kw in lower])
+    return text, count + labelled
 
 
 def _redact_cued(text: str, found: frozenset[str], token_rules: tuple[int, ...], lower: str | bytes,

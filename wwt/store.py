@@ -838,7 +838,7 @@ class Store:
                    ended_at=CASE WHEN ended_at IS NULL OR (excluded.ended_at IS NOT NULL
                        AND """ + time_key_sql("excluded.ended_at") + " > " + time_key_sql("ended_at") + """)
                        THEN excluded.ended_at ELSE ended_at END,
-                   title=COALESCE(excluded.title, title),
+                   title=CASE WHEN ? THEN COALESCE(title, excluded.title) ELSE COALESCE(excluded.title, title) END,
                    source_path=CASE WHEN stub=1 THEN excluded.source_path
                        ELSE COALESCE(source_path, excluded.source_path) END,
                    stub=0""",
@@ -846,6 +846,7 @@ class Store:
                 session.session_id, session.platform, session.parent_session_id, root_session_id,
                 session.project, session.project_path, session.cwd, session.git_branch or None,
                 session.started_at, session.ended_at, session.title, session.source_path,
+                int(session.title_is_first_prompt),
             ),
         )
         if file_id is not None:

@@ -125,7 +125,28 @@ def parse_file(
         report.notes.insert(0, NO_MESSAGES)
     if redaction_enabled():
         _redact_sessions(sessions, report)
+    for session in sessions:  # redact first, cut after: a cut token's head would be stored in the clear
+        if session.title:
+            session.title = cut_title(session.title, session.title_is_first_prompt)
     return sessions, report
+
+
+PROMPT_TITLE_CHARS = 100  # a title taken from the first prompt's first line
+NAMED_TITLE_CHARS = 200  # a title the agent or the user gave the session
+
+
+def cut_title(title: str, from_prompt: bool) -> str:
+    """A session title as stored: its first line, at most ``PROMPT_TITLE_CHARS`` for a first prompt's line,
+    ``NAMED_TITLE_CHARS`` for a given name."""
+    line = title.strip().split("\n", 1)[0].strip() if "\n" in title else title
+    limit = PROMPT_TITLE_CHARS if from_prompt else NAMED_TITLE_CHARS
+    if len(line) <= limit:
+        return line
+    marker = line.rfind("[REDACTED:", 0, limit)
+    if marker >= 0 and "]" not in line[marker:limit]:  # never half a redaction marker
+        close = line.find("]", marker)
+        limit = close + 1 if close >= 0 else marker
+    return line[:limit]
 
 
 def _redact_sessions(sessions: list[Session], report: ParseReport) -> None:

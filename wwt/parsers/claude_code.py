@@ -95,7 +95,6 @@ _PARTS_MESSAGE_RE = re.compile(rb'"message"\s*:\s*\{\s*"role"\s*:\s*"[A-Za-z]+"\
 _META_PREFIX_RE = re.compile(rb'^\{\s*"type"\s*:\s*"(?:file-history-snapshot|summary|queue-operation|custom-title|ai-title)"')
 _INTERRUPTED = "[Request interrupted by user"
 REWIND_SCAN_BYTES = 256 * 1024
-TITLE_MAX = 100
 
 
 def is_uuid(text: str) -> bool:
@@ -728,10 +727,11 @@ def _build_session(state: _State, start_offset: int) -> Session | None:
     title = state.custom_title or state.ai_title or state.summary_title or state.last_prompt
     if title is None and state.is_subagent:
         title = _subagent_title(state.path)
+    from_prompt = False
     if title is None:
         first_prompt = next((m.text for m in final if m.role == "user" and m.kind == "text"), None)
         if first_prompt:
-            title = first_prompt.strip().splitlines()[0][:TITLE_MAX]
+            title, from_prompt = first_prompt.strip().splitlines()[0], True  # cut after redaction (parse_file)
     if not final and not (start_offset > 0 and title):
         return None
     project_path = project_root(state.cwd) if state.cwd else None
@@ -748,4 +748,5 @@ def _build_session(state: _State, start_offset: int) -> Session | None:
         title=nfc(title) if title else None,
         parent_session_id=parent_id,
         messages=final,
+        title_is_first_prompt=from_prompt,
     )

@@ -88,7 +88,8 @@ def finish_task(session: Session) -> bool:
         session.started_at, session.ended_at = earliest(stamps), latest(stamps)
     first = next((m for m in session.messages if m.role == "user" and m.kind == "text"), None)
     if first is not None:
-        session.title = first.text.split("\n", 1)[0][:100]
+        session.title = first.text.split("\n", 1)[0]  # cut after redaction (parse_file)
+        session.title_is_first_prompt = True
     return bool(session.messages)
 
 

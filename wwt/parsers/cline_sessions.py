@@ -177,7 +177,7 @@ def _from_manifest(session: Session, manifest: dict[str, Any]) -> None:
         meta = manifest.get("metadata") if isinstance(manifest.get("metadata"), dict) else {}
         title = _text(meta.get("title"))
         if title:
-            session.title = title.split("\n", 1)[0][:100]
+            session.title = title.split("\n", 1)[0]  # cut after redaction (parse_file)
 
 
 def _user(

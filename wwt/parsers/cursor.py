@@ -512,7 +512,7 @@ def _composer_session(
         cwd=folder,
         started_at=iso_timestamp(data.get("createdAt")),
         ended_at=iso_timestamp(data.get("lastUpdatedAt")) or iso_timestamp(data.get("createdAt")),
-        title=nfc(name.strip())[:200] if name else None,
+        title=nfc(name.strip()) if name else None,
     )
     headers = data.get("fullConversationHeadersOnly")
     if isinstance(headers, list) and headers:
@@ -622,7 +622,7 @@ def _parse_store(path: Path, report: ParseReport) -> Iterator[Session]:
     name = meta.get("name") if isinstance(meta.get("name"), str) and meta["name"].strip() else None
     started, ended = _store_times(path, meta)
     session = Session(session_id=sid, platform=PLATFORM, source_path=str(path), started_at=started, ended_at=ended,
-                      title=nfc(name.strip())[:200] if name else None)
+                      title=nfc(name.strip()) if name else None)
     seen: dict[str, int] = {}
     for bid, data in blobs:
         report.lines += 1

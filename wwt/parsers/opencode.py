@@ -412,7 +412,7 @@ def _build(
         cwd=directory,
         started_at=iso_timestamp(time.get("created")),
         ended_at=iso_timestamp(time.get("updated")),
-        title=nfc(title.strip())[:200] if title else None,
+        title=nfc(title.strip()) if title else None,
         parent_session_id=info.get("parentID") if isinstance(info.get("parentID"), str) else None,
     )
     for message in messages:

@@ -330,7 +330,7 @@ def _apply_system(
     if subtype == "custom_title":
         title = payload.get("customTitle")
         if isinstance(title, str) and title.strip():
-            session.title = nfc(title.strip())[:200]
+            session.title = nfc(title.strip())
     elif subtype == "parent_session":
         pid = payload.get("parentSessionId")
         if isinstance(pid, str) and pid.strip() and session.parent_session_id is None:
