@@ -85,3 +85,9 @@ ORDINARY = [
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text) == (text, 0)
     assert redact_unscreened(text) == (text, 0)
+
+
+def test_code_that_names_a_password_variable_is_not_a_secret_stated() -> None:
+    """Found by benchmarks/redact_false_positives.py in the stdlib's cgi.py."""
+    for text in ("    pwd = os.getcwd()\n", "password: settings.DB_PASSWORD", "the pw is getpass.getpass()"):
+        assert redact(text) == (text, 0)

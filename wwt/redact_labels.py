@@ -20,6 +20,7 @@ from collections.abc import Callable
 Span = tuple[int, int, str]
 
 _TRAILING = ".,;:)]}>"
+_DOTTED = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+")
 _DENY_WORDS = frozenset({
     "option", "options", "flag", "flags", "prompt", "stdin", "file", "argument", "arguments", "value", "parameter",
     "required", "none", "null", "true", "false", "empty", "env", "variable", "here", "below", "above",
@@ -32,6 +33,8 @@ def _bare_value_is_secret(value: str) -> bool:
         return False
     if value.startswith(("$", "%", "<", "{", "[", "/", "~", "./", "-", "(", "*", "http")) or "..." in value:
         return False
+    if "(" in value or _DOTTED.fullmatch(value):
+        return False  # a call or an attribute: `os.getcwd()`, `settings.DB_PASSWORD`
     if value.isdigit():
         return len(value) >= 8
     if value.isalpha() or value.replace("-", "").replace("_", "").isalpha():
@@ -91,7 +94,7 @@ def _korean(text: str) -> list[Span]:
 _PROSE = re.compile(
     r"(?i)\b(?:password|passwd|passphrase|passcode|pw|pwd)"
     r"(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.@/-]+(?:\s+[\w.@/-]+){0,2}?)?"
-    r"\s+(?:is|was|will\s+be|should\s+be|=|:)\s+"
+    r"\s+(?:is|was|will\s+be|should\s+be|:)\s+"  # not `=`: code (`pwd = os.getcwd()`) is the keyword scan's
 )
 
 
