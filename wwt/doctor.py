@@ -239,6 +239,58 @@ def check_log_folders() -> list[Finding]:
     return out
 
 
+def check_indexes() -> list[Finding]:
+    """The search indexes against the archive: a truncated or damaged tantivy/hnsw file, or indexes out of step
+    with SQLite, is found here, not by the next search. Opened without repairing (doctor changes nothing)."""
+    home = paths.data_dir(create=False)
+    db, index_dir = home / "wwt.sqlite3", home / "index"
+    if not db.exists() or not index_dir.exists():
+        return []
+    try:
+        from wwt.indexes import Indexes
+        from wwt.store import Store
+
+        with Store.open(db, readonly=True) as store:
+            indexes = Indexes.open(index_dir)
+            try:
+                broken = [name for name in indexes.broken if name not in indexes.absent]
+                absent = list(indexes.absent) if store.chunk_count() else []
+                in_step = not broken and not absent and indexes.verify_against(store)
+            finally:
+                indexes.close()
+    except WwtError as exc:
+        return [Finding(FAIL, "indexes", str(exc), "`wwt reindex` rebuilds them from the archive")]
+    except Exception as exc:  # an index library's own error on a damaged file
+        return [Finding(FAIL, "indexes", f"cannot read the indexes in {index_dir}: {type(exc).__name__}",
+                        "`wwt reindex` rebuilds them from the archive")]
+    if broken or absent:
+        what = ", ".join([f"{n} damaged" for n in broken] + [f"{n} missing" for n in absent])
+        return [Finding(FAIL, "indexes", f"{what} in {index_dir}",
+                        "`wwt reindex` rebuilds them from the archive (the next ingest repairs them too)")]
+    if not in_step:
+        return [Finding(WARN, "indexes", f"indexes in {index_dir} are out of step with the archive",
+                        "the next `wwt ingest` repairs them; `wwt reindex` rebuilds them now")]
+    return [Finding(OK, "indexes", f"lexical and vector indexes match the archive ({index_dir})")]
+
+
+def check_runtime() -> list[Finding]:
+    """Where the engine's socket lives, when it is not the usual /tmp/wwt-<uid> (another user's folder or a
+    symlink there), and a data dir that is refused."""
+    from wwt.engine import ipc
+
+    home = paths.data_dir_name()
+    problem = paths.foreign_data_dir(home)
+    if problem:
+        return [Finding(FAIL, "data dir", problem)]
+    if not ipc.enabled() or os.environ.get("WWT_RUNTIME_DIR"):
+        return []
+    base, passed_over = ipc.runtime_choice(home)
+    if passed_over:
+        return [Finding(WARN, "engine", f"{passed_over}: the engine's socket is in {base} instead",
+                        f"remove it if it is not in use (`ls -ld {ipc.shared_runtime_dir()}`)")]
+    return []
+
+
 def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
     chosen = agents if agents is not None else [a for a in AGENTS if a.detected()]
     findings: list[Finding] = []
@@ -247,7 +299,10 @@ def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
                                 "install an agent, then run `wwt setup`"))
     for agent in chosen:
         findings += check_agent(agent)
-    findings += check_log_folders() + check_model() + check_store() + check_log()
+    runtime = check_runtime()
+    findings += runtime + check_log_folders() + check_model()
+    if not any(f.area == "data dir" for f in runtime):  # a refused data dir is not opened
+        findings += check_store() + check_indexes() + check_log()
     return findings
 
 

@@ -47,7 +47,33 @@ def data_dir(create: bool = True) -> Path:
     if create and not path.exists():
         path.mkdir(parents=True, exist_ok=True)
         os.chmod(path, 0o700)
+    problem = foreign_data_dir(str(path))
+    if problem:
+        from wwt.errors import WwtError
+
+        raise WwtError(problem)
     return path
+
+
+def foreign_data_dir(path: str) -> str | None:
+    """Why the data dir at ``path`` must not be used, or None. A folder another user owns, or one anyone may
+    write to, lets that user read the archive or swap its files (plant sessions, a database that is not ours):
+    refused with one line instead of used silently."""
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None  # missing or unreadable: whoever opens it says so
+    if not stat.S_ISDIR(info.st_mode):
+        return None
+    if info.st_uid != os.getuid():
+        return (f"data dir {path} belongs to another user (uid {info.st_uid}): not used — set WWT_HOME to a "
+                "folder of your own")
+    if info.st_mode & 0o002:
+        return (f"data dir {path} can be written by any user (mode {stat.S_IMODE(info.st_mode):o}): not used — "
+                f"`chmod 700 {path}` if it is yours")
+    return None
 
 
 def store_path() -> Path:

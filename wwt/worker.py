@@ -307,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     from wwt.errors import WwtError
     from wwt.store import store_damage, store_damage_error
 
+    os.environ.pop("WWT_REDACT", None)  # a hook's background work always redacts, whoever started it
     try:
         return run()
     except WwtError as exc:

@@ -44,6 +44,10 @@ def _note(message: str) -> None:
 def location() -> ipc.Location | None:
     if not ipc.enabled():
         return None
+    from wwt import paths
+
+    if paths.foreign_data_dir(paths.data_dir_name()):
+        return None  # refused in-process, in one line, at once (an engine could not open it either)
     try:
         return ipc.Location().prepare()
     except ipc.EngineUnavailable as exc:

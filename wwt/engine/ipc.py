@@ -1,8 +1,9 @@
 """The engine's transport: where its socket lives, what a frame is, who may talk to it. Standard library only —
 the thin clients (``wwt search``, ``wwt mcp``, the hook) import this before anything else.
 
-Files live in a private runtime folder (``$WWT_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/wwt``, else
-``/tmp/wwt-<uid>``; 0700, owned by the user — anything else is refused), named by a hash of the data dir so
+Files live in a private runtime folder (``$WWT_RUNTIME_DIR``, else ``/tmp/wwt-<uid>`` — never a folder that an
+agent's environment moves, such as ``$XDG_RUNTIME_DIR`` — else, when that one is another user's or a symlink,
+``<data dir>/run``; 0700, owned by the user), named by a hash of the data dir so
 each ``WWT_HOME`` gets its own engine and the socket path stays far below the ~100-byte limit:
 ``<key>.sock`` (0600), ``<key>.lock`` (flock held by the live engine) and ``<key>.json`` (pid, version).
 
@@ -44,7 +45,7 @@ MAX_SOCKET_PATH = 100  # sun_path is 104 bytes on macOS, 108 on Linux
 HEADER_BYTES = 4  # big-endian frame length
 # Settings read from the environment at start that change what the engine answers or stores: a client whose
 # values differ is answered in-process (the key is checked on every request; see ``newer_version``).
-KEY_ENV = ("WWT_MODEL_DIR", "WWT_MODEL_MANIFEST", "WWT_REDACT")
+KEY_ENV = ("WWT_MODEL_DIR", "WWT_MODEL_MANIFEST")  # not WWT_REDACT: what is stored is the data dir's to say
 OFF_VALUES = ("off", "0", "no", "false")
 # What an MCP session reads from its own process's environment (wwt.mcp_server.SESSION_ENV_VARS: which agent
 # session it runs in); the pipe forwards these with the handshake.
@@ -138,23 +139,46 @@ def ensure_private_dir(path: str | Path) -> str | Path:
     return path
 
 
-def _runtime_base() -> str:
+def shared_runtime_dir() -> str:
+    """``/tmp/wwt-<uid>``: the same for every process of the user whatever its environment — an agent may start
+    ``wwt mcp`` with a minimal one (Codex: no ``XDG_RUNTIME_DIR``, no ``TMPDIR``), and an address that followed
+    those would start a second engine for the same data dir."""
+    return f"/tmp/wwt-{os.getuid()}"
+
+
+def own_runtime_dir(home: str) -> str:
+    """``<data dir>/run``: used when ``/tmp/wwt-<uid>`` is not ours (another local user pre-created it, or a
+    symlink there): the data dir is ours (``paths.check_data_dir``), and every client of it finds the same."""
+    return os.path.join(home, "run")
+
+
+def runtime_choice(home: str) -> tuple[str, str | None]:
+    """(the runtime folder for ``home``'s engine, why the shared one was passed over — for ``wwt doctor``).
+    ``$WWT_RUNTIME_DIR`` is an explicit override; otherwise the choice follows from the user and the data dir
+    alone, so every client of one data dir meets one engine."""
     raw = os.environ.get("WWT_RUNTIME_DIR")
     if raw:
-        return raw
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg and os.path.isdir(xdg):
-        return os.path.join(xdg, "wwt")
-    return os.path.join(_tmp(), f"wwt-{os.getuid()}")
+        return raw, None
+    shared = shared_runtime_dir()
+    problem = _unusable(shared)
+    if problem is None:
+        return shared, None
+    return own_runtime_dir(home), problem
 
 
-def _tmp() -> str:
-    """``tempfile.gettempdir()`` without importing tempfile (random, hashlib, shutil: +5 MB per client)."""
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        value = os.environ.get(name)
-        if value and os.path.isdir(value):
-            return value
-    return "/tmp"
+def _unusable(path: str) -> str | None:
+    """Why ``path`` cannot be our private runtime folder, or None (missing is fine: it is created 0700)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        return f"{path} is not a folder (a symlink or a file put there)"
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to another user (uid {info.st_uid})"
+    return None
 
 
 def key_of(home: str | Path) -> str:
@@ -170,10 +194,15 @@ class Location:
         from wwt import paths
 
         self.home_path = os.fspath(home) if home is not None else paths.data_dir_name()
-        base = os.fspath(base) if base is not None else _runtime_base()
+        self.passed_over: str | None = None  # why /tmp/wwt-<uid> was not used (for doctor)
+        if base is None:
+            base, self.passed_over = runtime_choice(self.home_path)
+        base = os.fspath(base)
         name = key_of(self.home_path)
         if len(os.fsencode(os.path.join(base, f"{name}.sock"))) > MAX_SOCKET_PATH:
-            base = os.path.join(_tmp(), f"wwt-{os.getuid()}")  # a long runtime dir: a short one
+            if self.passed_over is not None:
+                raise EngineUnavailable(f"{self.passed_over}, and the data dir's path is too long for a socket")
+            base = shared_runtime_dir()  # a long runtime dir: the short shared one
             if len(os.fsencode(os.path.join(base, f"{name}.sock"))) > MAX_SOCKET_PATH:
                 raise EngineUnavailable("no runtime folder short enough for a Unix socket path")
         self.dir_path = base

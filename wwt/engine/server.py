@@ -523,6 +523,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m wwt.engine.server")
     parser.add_argument("--for", dest="purpose", default="cli", choices=("cli", "mcp", "ingest"))
     args = parser.parse_args(argv)
+    os.environ.pop("WWT_REDACT", None)  # whoever started it: hook-queued transcripts are always redacted
     try:
         loc = ipc.Location().prepare()
     except ipc.EngineUnavailable:

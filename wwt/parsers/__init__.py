@@ -98,6 +98,9 @@ def _first_accepting(path: Path, head: bytes) -> int | None:
 
 
 def redaction_enabled() -> bool:
+    """``WWT_REDACT=0`` turns redaction off for the command it is given to (``wwt ingest PATH``, run in its own
+    process). The engine and the worker drop it from their environment at start: what hooks queue is always
+    redacted, whichever command happened to start them (issue 24)."""
     return os.environ.get("WWT_REDACT", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
