@@ -320,9 +320,10 @@ def send(sock: socket.socket, obj: dict[str, Any]) -> None:
     sock.sendall(encode(obj))
 
 
-def _read_exactly(sock: socket.socket, n: int) -> bytes:
+def _read_exactly(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
     parts = bytearray()
     while len(parts) < n:
+        _time_left(sock, deadline)
         chunk = sock.recv(min(n - len(parts), 1 << 20))
         if not chunk:
             raise FrameError("connection closed mid-frame")
@@ -330,17 +331,33 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes:
     return bytes(parts)
 
 
-def recv(sock: socket.socket, limit: int) -> dict[str, Any] | None:
-    """The next frame, or None when the peer closed the connection between frames."""
+def _time_left(sock: socket.socket, deadline: float | None) -> None:
+    """Before each read: a socket timeout of what is left until ``deadline`` (``time.monotonic``), so a peer
+    sending a byte now and then cannot hold the reader past it (slow-loris); TimeoutError when it has passed."""
+    if deadline is None:
+        return
+    import time
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("request not received in time")
+    sock.settimeout(left)
+
+
+def recv(sock: socket.socket, limit: int, deadline: float | None = None) -> dict[str, Any] | None:
+    """The next frame, or None when the peer closed the connection between frames. ``deadline``
+    (``time.monotonic``): the whole frame must have arrived by then, however the peer spaces its bytes."""
+    _time_left(sock, deadline)
     first = sock.recv(HEADER_BYTES)
     if not first:
         return None
-    header = first + (_read_exactly(sock, HEADER_BYTES - len(first)) if len(first) < HEADER_BYTES else b"")
+    header = first + (_read_exactly(sock, HEADER_BYTES - len(first), deadline) if len(first) < HEADER_BYTES
+                      else b"")
     length = int.from_bytes(header, "big")
     if length > limit:
         raise FrameError(f"frame of {length} bytes is over the {limit}-byte limit")
     try:
-        obj = json.loads(_read_exactly(sock, length).decode("utf-8"))
+        obj = json.loads(_read_exactly(sock, length, deadline).decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise FrameError("frame is not JSON") from None
     if not isinstance(obj, dict):

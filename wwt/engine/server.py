@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import json
 import logging
@@ -41,7 +42,10 @@ DEFAULT_IDLE_S = 600.0
 LOCK_WAIT_S = 3.0  # an engine that is exiting (version skew, stop) may still hold the lock a moment
 STANDBY_WAIT_S = 12.0  # an engine a hook starts (--for ingest) waits this long: an exiting one may take its
 # STOP_GRACE_S to let requests and the ingest thread finish, and the hook's row must not wait for the next hook
-READ_TIMEOUT_S = 10.0  # a client has this long to send its request
+READ_TIMEOUT_S = 10.0  # a client has this long to send its whole request (not per byte: slow-loris)
+MAX_CONNECTIONS = 256  # connections served at once (MCP sessions included); more are refused at once
+ACCEPT_BACKOFF_S = 0.1  # after accept() fails for lack of descriptors/memory: let connections finish
+_RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 STOP_GRACE_S = 5.0
 QUEUE_POLL_S = 2.0
 SCAN_S = 300.0  # WWT_ENGINE_SCAN_S: how often agents without hooks are looked at (0: never)
@@ -132,6 +136,7 @@ class Engine:
         self._mcp: Any = None
         self._height: int | None = None
         self._mcp_lock = threading.Lock()
+        self._last_flood_log = 0.0
         context.SHARED["memory"] = self.memory
         context.install_routers()
         mcp_server._State.memory = self.memory  # MCP sessions in here use the engine's one Memory
@@ -150,17 +155,53 @@ class Engine:
             except TimeoutError:
                 self._check_idle()
                 continue
-            except OSError:
+            except OSError as exc:
                 if self.stopping.is_set():
                     break
-                raise
-            conn.settimeout(READ_TIMEOUT_S)
+                self._accept_failed(exc)
+                continue
             with self.lock:
-                self.active += 1
-                self.last_active = time.monotonic()
-            threading.Thread(target=self.handle, args=(conn,), name="wwt-engine-conn", daemon=True).start()
+                full = self.active >= MAX_CONNECTIONS
+                if not full:
+                    self.active += 1
+                    self.last_active = time.monotonic()
+            if full:
+                self._refuse(conn)
+                continue
+            conn.settimeout(READ_TIMEOUT_S)
+            try:
+                threading.Thread(target=self.handle, args=(conn,), name="wwt-engine-conn", daemon=True).start()
+            except RuntimeError:  # no thread to be had: this connection is refused, the engine goes on
+                with self.lock:
+                    self.active -= 1
+                self._refuse(conn)
         self._shutdown()
         return 0
+
+    def _accept_failed(self, exc: OSError) -> None:
+        """accept() failed: out of descriptors or memory under a flood (EMFILE…), or an aborted connection.
+        Logged once per burst; the engine waits a moment for connections to finish and serves on."""
+        now = time.monotonic()
+        if now - self._last_flood_log > 10:
+            self._last_flood_log = now
+            self.log.warning("accept failed (%s): %d connection(s) open; backing off",
+                             errno.errorcode.get(exc.errno or 0, exc), self.active)
+        if exc.errno in _RESOURCE_ERRNOS:
+            time.sleep(ACCEPT_BACKOFF_S)
+        elif exc.errno == errno.EBADF:  # the listener itself is gone
+            self.stop("listening socket closed")
+
+    def _refuse(self, conn: socket.socket) -> None:
+        """Over MAX_CONNECTIONS: one short reply (the client answers in-process) and the connection closed."""
+        now = time.monotonic()
+        if now - self._last_flood_log > 10:
+            self._last_flood_log = now
+            self.log.warning("%d connections open: refusing more until some finish", self.active)
+        with contextlib.suppress(OSError):
+            conn.settimeout(0.2)
+            ipc.send(conn, {"ok": False, "error": "the engine is busy"})
+        with contextlib.suppress(OSError):
+            conn.close()
 
     def _check_idle(self) -> None:
         with self.lock:
@@ -235,7 +276,7 @@ class Engine:
             if not ipc.peer_allowed(peer, os.getuid()):
                 self.log.warning("refused a connection from uid %s", peer)
                 return
-            request = ipc.recv(conn, ipc.MAX_REQUEST_BYTES)
+            request = ipc.recv(conn, ipc.MAX_REQUEST_BYTES, deadline=time.monotonic() + READ_TIMEOUT_S)
             if request is None:
                 return
             with self.lock:
@@ -260,6 +301,8 @@ class Engine:
             reply = self.dispatch(str(op), request)
         except ipc.FrameError as exc:
             reply = {"ok": False, "error": str(exc)}
+        except (TimeoutError, ConnectionError):  # a client that sent nothing whole in time, or left
+            return
         except Exception as exc:  # noqa: BLE001 - one bad request never takes the engine down
             with self.lock:
                 self.failures += 1
@@ -519,11 +562,26 @@ def write_info(loc: ipc.Location, purpose: str) -> None:
     os.replace(tmp, loc.info)
 
 
+def _raise_descriptor_limit() -> None:
+    """Open-file soft limit up to the hard one (often 1,024 → 4,096+ on Linux): every client holds one."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY:
+            hard = 1 << 16
+        if soft != resource.RLIM_INFINITY and soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m wwt.engine.server")
     parser.add_argument("--for", dest="purpose", default="cli", choices=("cli", "mcp", "ingest"))
     args = parser.parse_args(argv)
     os.environ.pop("WWT_REDACT", None)  # whoever started it: hook-queued transcripts are always redacted
+    _raise_descriptor_limit()
     try:
         loc = ipc.Location().prepare()
     except ipc.EngineUnavailable:
