@@ -34,6 +34,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -272,9 +273,11 @@ def _locked(store: Store, timeout: float) -> Any:
 
 
 class _Run:
-    def __init__(self, store: Store, indexes: Indexes) -> None:
+    def __init__(self, store: Store, indexes: Indexes,
+                 while_parsing: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
         self.store = store
         self.indexes = indexes
+        self.while_parsing = while_parsing or nullcontext
         self.summary = IngestSummary()
         self.added: set[int] = set()
         self.removed: set[int] = set()
@@ -316,10 +319,11 @@ class _Run:
                                                row.consumed_offset, row.content_hash)
                     s.files_skipped += 1
                     return
-            sessions, report = parse_file(path, start, parser)
-            if start and report.requires_full_reparse:
-                start = 0
-                sessions, report = parse_file(path, 0, parser)
+            with self.while_parsing():
+                sessions, report = parse_file(path, start, parser)
+                if start and report.requires_full_reparse:
+                    start = 0
+                    sessions, report = parse_file(path, 0, parser)
         except OSError as exc:
             s.note(f"{shown_path(path)}: cannot read ({exc.strerror})")
             return
@@ -444,17 +448,20 @@ def ingest(
     lock_timeout: float = -1,
     backfill: bool = True,
     vector_progress: Progress | None = None,
+    while_parsing: Callable[[], AbstractContextManager[Any]] | None = None,
 ) -> IngestSummary:
     """Ingest ``paths`` (files/folders) or every platform's default log locations when ``None``: phase 1
     (archive + lexical index) under the writer lock, then — with ``backfill`` — the vectors still pending, in
-    slices (``vector_progress(total chunks, chunks with a vector, None)`` after each batch)."""
+    slices (``vector_progress(total chunks, chunks with a vector, None)`` after each batch).
+    ``while_parsing``: entered around each file's parse, where nothing of the store or the indexes is touched —
+    ``Memory`` lets its searches run there instead of waiting for a whole large file."""
     started = time.monotonic()
     lock = _locked(store, lock_timeout)
     try:
         # Another process may have committed since these indexes were loaded: saving a stale in-memory
         # vector graph over the newer file would silently drop its chunks.
         indexes.reload_if_changed()
-        run = _Run(store, indexes)
+        run = _Run(store, indexes, while_parsing)
         repairs = [indexes.open_repair]  # what opening them mended is reported by the next ingest
         indexes.open_repair = None
         if indexes.needs_repair(store):

@@ -9,6 +9,7 @@ calls are safe, and searches are fast enough that serialising them costs nothing
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import errno
@@ -16,7 +17,7 @@ import os
 import shutil
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,10 +64,26 @@ EXPLICIT_BACKFILL_S = 60.0  # an ingest of given paths embeds at most this long;
 MODEL_RETRY_S = 60.0  # after the model failed to load, searches go by words alone this long before trying again
 
 
+def _one_writer(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a ``Memory`` method that writes under ``_writing`` (see ``Memory.__init__``)."""
+    import functools
+
+    @functools.wraps(method)
+    def run(self: Memory, *args: Any, **kwargs: Any) -> Any:
+        with self._writing:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 class Memory:
     def __init__(self, home: Path | str | None = None) -> None:
         self.home = Path(home).expanduser() if home is not None else paths.data_dir(create=False)
         self._lock = threading.RLock()
+        # Taken before ``_lock`` by whatever takes the writer's file lock (ingest, back-fill, reindex, forget,
+        # reset): one writer at a time in this process, and none waiting for the file lock while holding
+        # ``_lock`` — an ingest hands ``_lock`` to searches while it parses (``_lock_released``).
+        self._writing = threading.RLock()
         self._store: Any = None
         self._indexes: Any = None
         self._embedder: Any = None  # (a one-shot process no longer preloads it on a side thread: the engine
@@ -201,6 +218,7 @@ class Memory:
 
     # ------------------------------------------------------------------------------------------ API
 
+    @_one_writer
     def ingest(
         self,
         paths_: list[Path] | None = None,
@@ -230,6 +248,7 @@ class Memory:
                 self._get_embedder,
                 progress=progress,
                 backfill=False,
+                while_parsing=self._lock_released,
             )
             self._seen_counter = store.change_counter()
         if backfill:
@@ -260,6 +279,18 @@ class Memory:
             summary.vectors_pending = total - with_vector
         return summary
 
+    @contextlib.contextmanager
+    def _lock_released(self) -> Iterator[None]:
+        """While an ingest parses a file (it touches neither the store nor the indexes then), searches and
+        reads of this ``Memory`` — the engine's, shared by every client — go ahead instead of waiting for the
+        whole file: an MCP ``ingest_session`` of a large log held every search for its parse (9.6 s)."""
+        self._lock.release()
+        try:
+            yield
+        finally:
+            self._lock.acquire()
+
+    @_one_writer
     def backfill(
         self,
         max_seconds: float | None = None,
@@ -387,6 +418,7 @@ class Memory:
         info["index_bytes"] = _tree_bytes(self.index_dir)
         return info
 
+    @_one_writer
     def reindex(self) -> None:
         """Rebuild both indexes from SQLite (no re-embedding)."""
         from wwt import ingest as ingest_mod
@@ -408,6 +440,7 @@ class Memory:
             plan.keep.append(self.models_dir)
         return plan
 
+    @_one_writer
     def reset(self) -> ResetPlan:
         """Delete the archive and the indexes (not the downloaded model, not agent settings)."""
         from filelock import FileLock, Timeout
@@ -446,6 +479,7 @@ class Memory:
             self._check_project(project or "")
             return store.sessions_to_forget(project=project)
 
+    @_one_writer
     def forget(self, session_id: str | None = None, project: str | None = None) -> int:
         """Delete one conversation (id or unique prefix; a subagent id forgets its whole conversation) or one
         project from the archive and the indexes. Returns how many sessions were removed."""
