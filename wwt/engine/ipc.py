@@ -312,7 +312,13 @@ def engine_stuck(lock_path: str | Path) -> str | None:
 
 
 def encode(obj: dict[str, Any]) -> bytes:
-    data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    """A frame. Text that is not UTF-8 — a folder name, argument or environment value with bytes that are not
+    (legal on Linux: Python holds them as lone surrogates) — goes as JSON ``\\udcff`` escapes, which the other
+    side reads back as the same string: nothing is lost or refused."""
+    try:
+        data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        data = json.dumps(obj).encode("ascii")
     return len(data).to_bytes(HEADER_BYTES, "big") + data
 
 
