@@ -1160,12 +1160,17 @@ def store_damage(exc: BaseException) -> bool:
     if name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB":
         return True
     text = str(exc).lower()
-    return "malformed" in text or "file is not a database" in text
+    # a flipped byte inside a text cell: the page parses, the value is not the UTF-8 wwt wrote
+    return "malformed" in text or "file is not a database" in text or text.startswith("could not decode to utf-8")
 
 
 def store_damage_error(path: Path | str, exc: BaseException) -> StoreError:
-    """The one line every command, the worker and the MCP tools give for a damaged store."""
-    return StoreError(f"{path} is damaged ({' '.join(str(exc).split())}); {_RECOVERY.format(p=path)}")
+    """The one line every command, the worker and the MCP tools give for a damaged store. SQLite's own words
+    say what is wrong, except for an undecodable cell, whose message quotes the damaged text itself."""
+    reason = " ".join(str(exc).split())
+    if reason.lower().startswith("could not decode to utf-8"):
+        reason = "a stored text is not valid UTF-8"
+    return StoreError(f"{path} is damaged ({reason[:200]}); {_RECOVERY.format(p=path)}")
 
 
 def _guarded(fn):  # type: ignore[no-untyped-def]
