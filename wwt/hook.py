@@ -367,6 +367,39 @@ def worker_starting(data_dir: Path, now: float | None = None) -> bool:
         return True
 
 
+TAKE_OVER_LOCK_S = 30.0  # how long a take-over waits for the writer's lock (a stopped engine may hold it)
+
+
+def take_over(path: str) -> int:
+    """Archive one queued transcript in this process (by words: vectors are the engine's to add once it runs
+    again). Run detached by the hook when the engine that owns the queue is stopped; its row stays queued for
+    the engine, which then finds the file unchanged. 0 when archived, 1 when it could not be."""
+    from wwt.errors import WwtError
+    from wwt.service import Memory
+
+    try:
+        with Memory.open() as memory:
+            summary = memory.ingest([Path(path)], backfill=False, lock_timeout=TAKE_OVER_LOCK_S)
+    except WwtError as exc:
+        log_line(f"take-over of {path} failed: {exc}")
+        return 1
+    log_line(f"took over {path} from a stopped engine: {summary.messages_added} message(s) archived")
+    return 0
+
+
+def spawn_take_over(path: str) -> int:
+    """``take_over(path)`` in a detached process (the agent never waits on it); returns its pid."""
+    import subprocess
+
+    env = dict(os.environ, WWT_ENGINE="off")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from wwt.hook import take_over; sys.exit(take_over(sys.argv[1]))", path],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True, cwd="/", env=env,
+    )
+    return proc.pid
+
+
 def spawn_worker() -> int:
     """Start the background worker fully detached (own session, no inherited stdio) so the agent never
     waits on it; returns its pid."""
@@ -403,6 +436,11 @@ def handle(platform: str, raw: str | dict[str, Any]) -> str:
     from wwt.engine.client import nudge
 
     if (engine := nudge()) is not None:
+        from wwt.engine.client import STUCK_MARK
+
+        if engine.startswith(STUCK_MARK):  # the engine holding the lock is stopped: this transcript cannot wait
+            pid = spawn_take_over(path)
+            return f"queued {path} ({platform}); {engine[len(STUCK_MARK):]}: archived by process {pid} instead"
         return f"queued {path} ({platform}); {engine}"
     # --- end engine: with WWT_ENGINE=off (or no Unix sockets) the background worker ingests, as before
     if worker_running(data_dir):

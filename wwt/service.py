@@ -226,6 +226,7 @@ class Memory:
         vector_progress: Callable[..., Any] | None = None,
         backfill: bool = True,
         backfill_seconds: float | None = -1.0,
+        lock_timeout: float = -1,
     ) -> Any:
         """Parse, archive, chunk and index ``paths_`` (files or folders), or every platform's default log
         locations when ``None``; then (``backfill``) embed what is pending, newest first, in slices between
@@ -247,6 +248,7 @@ class Memory:
                 indexes,
                 self._get_embedder,
                 progress=progress,
+                lock_timeout=lock_timeout,
                 backfill=False,
                 while_parsing=self._lock_released,
             )

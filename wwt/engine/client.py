@@ -304,6 +304,9 @@ def start(timeout: float = 120.0) -> dict[str, Any] | None:
         return None
 
 
+STUCK_MARK = "engine stuck: "  # what nudge() starts its answer with when the engine cannot read the queue
+
+
 def nudge() -> str | None:
     """From the hook: tell the engine the queue has work, starting one when none runs (never waits for it).
     None when the engine is disabled here (the hook then starts its worker as before)."""
@@ -325,6 +328,8 @@ def nudge() -> str | None:
         finally:
             sock.close()
     if ipc.lock_held(loc.lock_path):
+        if listening and (why := ipc.engine_stuck(loc.lock_path)):
+            return f"{STUCK_MARK}{why}"  # stopped (SIGSTOP, a debugger): the hook takes the row over
         if listening:
             return "engine busy; it reads the queue on its next look"
         # Locked but not listening: an engine starting (it reads the queue once it runs) or one exiting (its
