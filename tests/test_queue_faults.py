@@ -122,10 +122,10 @@ def test_hostile_queue_rows_are_parked_with_their_reason_and_never_stop_capture(
         str(fifo): "FIFO",
         unreadable_file(logs): "Permission denied",
         str(logs / "loop-a.jsonl"): "symbolic links",
-        str(later): "not found",
     }
     for path in hostile:
         hook(payload(path), env)
+    hook(payload(str(later)), env)  # a transcript never written (yet): nothing to archive, and no failure
     # bytes that are not UTF-8: raw in the payload, and as a JSON escape of a lone surrogate
     hook(b'{"transcript_path": "/tmp/\xff\xfe-not-utf8.jsonl", "session_id": "x"}', env)
     hook(b'{"transcript_path": "/tmp/\\udcff-lone-surrogate.jsonl", "session_id": "y"}', env)
@@ -159,16 +159,20 @@ def test_hostile_queue_rows_are_parked_with_their_reason_and_never_stop_capture(
     assert "gave up on" in doctor.stdout and "wwt worker --retry-parked" in doctor.stdout, doctor.stdout
     assert max(len(line) for line in doctor.stdout.splitlines()) < 600  # the 5,000-char path is shortened
 
-    # the missing transcript appears; retrying the parked rows archives it and parks the rest again
+    assert "not there" in log.read_text()  # the missing transcript was dropped, not parked
+
+    # the missing transcript appears: the agent's next hook queues it again and it is archived
     written, written_sid = fresh_copy("codex-cli/agentlogs__crud.jsonl", "rollout-{sid}.jsonl", logs)
     written.rename(later)
+    hook(payload(str(later)), env)
+    assert wait_for(lambda: archived(db, written_sid), 240), log.read_text()[-1500:]
+    assert wait_for(lambda: not worker_running(home), 60), "the worker did not exit when idle"
     retry = subprocess.run([sys.executable, "-m", "wwt", "worker", "--retry-parked"], env=env,
                            capture_output=True, text=True, timeout=300)
     assert retry.returncode == 0, retry.stderr
     assert f"queued again: {len(hostile)} file(s)" in retry.stdout
-    assert archived(db, written_sid)
     rows = queue_rows(db)
-    assert set(rows) == set(hostile) - {str(later)}
+    assert set(rows) == set(hostile)
     assert all(row["error"] for row in rows.values())
 
 

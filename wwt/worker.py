@@ -104,6 +104,9 @@ def seconds_since_last_hook(data_dir: Path, now: float | None = None) -> float:
     return (time.time() if now is None else now) - mtime
 
 
+NOT_FOUND = "transcript file not found"
+
+
 def unreadable_reason(path: str) -> str | None:
     """Why a queued path cannot be a transcript to ingest, or None. Only a regular file we can open is; a
     folder (an ingest would walk it), a FIFO or device (reading would block) or any path the OS refuses
@@ -117,7 +120,7 @@ def unreadable_reason(path: str) -> str | None:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
         os.close(fd)
     except FileNotFoundError:
-        return "transcript file not found"
+        return NOT_FOUND
     except OSError as exc:
         return f"cannot read the transcript: {exc.strerror or type(exc).__name__}"
     except ValueError as exc:  # NUL byte, or text that is no file name on this system
@@ -157,6 +160,10 @@ def drain_once(memory, store, log: logging.Logger) -> int:
         reason = unreadable_reason(p)
         if reason is None:
             ready.append(p)
+            continue
+        if reason == NOT_FOUND:  # a session that never wrote its transcript (every `claude mcp list` fires
+            store.finish_queue(ids)  # SessionEnd for one), or one deleted since: nothing to archive, no failure
+            log.info("queued transcript not there (never written, or deleted since): %s", short(p))
             continue
         store.finish_queue(ids, error=reason)
         log.warning("queued path refused (%s; retried, then parked): %s", reason, short(p))
