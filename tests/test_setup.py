@@ -289,12 +289,37 @@ def fake_agent_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: st
     return log
 
 
+def claude_mcp_add_name(args: list[str]) -> str:
+    """The server name `claude mcp add` reads from ``args`` the way its commander parser does: `-e/--env
+    <env...>` is variadic (it takes every following word up to the next option or `--`, each must be KEY=VALUE),
+    `-s/--scope` and `-t/--transport` take one; the first free word before `--` is the name."""
+    free: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            break
+        if word in ("-e", "--env"):
+            i += 1
+            while i < len(args) and not args[i].startswith("-"):
+                assert "=" in args[i], f"Invalid environment variable format: {args[i]}"
+                i += 1
+            continue
+        if word in ("-s", "--scope", "-t", "--transport"):
+            i += 2
+            continue
+        free.append(word)
+        i += 1
+    assert free, "missing required argument 'name'"
+    return free[0]
+
+
 def test_agent_cli_is_preferred_for_mcp_registration(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = fake_agent_on_path(tmp_path, monkeypatch, "claude", ".claude.json")
     run(only=["claude"])
     [call] = [json.loads(line) for line in log.read_text().splitlines()]
-    assert call[:5] == ["claude", "mcp", "add", "--scope", "user"]
-    assert "wwt" in call and call[-1] == "mcp"
+    assert call[:3] == ["claude", "mcp", "add"] and "--scope" in call and "user" in call
+    assert claude_mcp_add_name(call[3:]) == "wwt" and call[-1] == "mcp"
     assert "WWT_HOME=" + os.environ["WWT_HOME"] in call  # the custom data dir reaches the server
     run(only=["claude"])  # already registered with the same command: the CLI is not called again
     assert len(log.read_text().splitlines()) == 1

@@ -257,9 +257,12 @@ def mcp_matches(found: dict[str, Any] | None, argv: list[str], env: dict[str, st
 def mcp_cli_add(binary: str, server: str, argv: list[str], env: dict[str, str], scope: tuple[str, ...],
                 separator: bool = False) -> list[str]:
     """``<agent> mcp add`` for the agents whose CLI takes ``-e KEY=VALUE`` (Claude Code, Gemini CLI, Qwen
-    Code); ``separator`` puts ``--`` before the server's argv (Claude's parser needs it)."""
+    Code); ``separator`` (Claude) puts the name before the options — its ``-e <env...>`` is variadic and took the name
+    as one more value ("Invalid environment variable format: wwt") — and ``--`` before the server's argv."""
     envs = [x for k, v in sorted(env.items()) for x in ("-e", f"{k}={v}")]
-    return [binary, "mcp", "add", *scope, *envs, server, *(["--"] if separator else []), *argv]
+    if separator:  # Claude's `-e` takes several values: the name goes first, and `--` ends the values
+        return [binary, "mcp", "add", server, *scope, *envs, "--", *argv]
+    return [binary, "mcp", "add", *scope, *envs, server, *argv]
 
 
 def mcp_cli_remove(binary: str, server: str, scope: tuple[str, ...]) -> list[str]:
