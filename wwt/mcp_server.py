@@ -375,6 +375,23 @@ TOOLS = (
     (ingest_session, INGEST_DOC),
     (get_session, GET_SESSION_DOC),
 )
+# (title, read-only) per tool, declared as MCP tool annotations: agents that gate tool calls on approval (Codex
+# `exec` with approval policy "never" refused an unannotated call) may run a read-only, closed-world tool
+# without asking. ingest_session writes to the archive — idempotently, only from the agents' own log folders.
+TOOL_HINTS = {
+    "search_memory": ("Search past agent conversations (this project)", True),
+    "search_all": ("Search past agent conversations (every project)", True),
+    "get_session": ("Read an archived conversation", True),
+    "ingest_session": ("Archive an agent's session log now", False),
+}
+
+
+def tool_annotations(name: str) -> Any:
+    from mcp.types import ToolAnnotations
+
+    title, read_only = TOOL_HINTS[name]
+    return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=False, idempotent_hint=True,
+                           open_world_hint=False)
 
 
 def bounded_reply(text: str) -> str:
@@ -533,7 +550,8 @@ def build_server() -> Any:
 
     server = Server(name="wwt", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     for fn, doc in TOOLS:
-        server.add_tool(_as_tool(fn), name=fn.__name__, description=doc, structured_output=False)
+        server.add_tool(_as_tool(fn), name=fn.__name__, title=TOOL_HINTS[fn.__name__][0], description=doc,
+                        annotations=tool_annotations(fn.__name__), structured_output=False)
     return server
 
 
