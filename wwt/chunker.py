@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message, time_key
+from wwt.own_tools import is_own_tool, quotes
 from wwt.parsers.common import NAMES_CHARS, names_note
 
 WINDOW_TURNS = 6
@@ -157,11 +158,18 @@ def build_turns(messages: Sequence[Message], seqs: Sequence[int] | None = None) 
     seqs = list(seqs) if seqs is not None else list(range(len(messages)))
     turns: list[Turn] = []
     pending: Turn | None = None  # context seen before the first turn
+    recalled = ""  # the last wwt tool result of this exchange: an answer quoting it is not this session's content
 
     for m, seq in zip(messages, seqs, strict=True):
         is_summary = FLAG_COMPACTION_SUMMARY in m.flags
         text = m.text or ""
-        if m.kind == "text" and not is_summary:
+        if m.kind == "tool_result" and is_own_tool(m.tool_name):
+            recalled = text
+        elif m.kind == "text" and m.role == "user":
+            recalled = ""
+        if m.kind == "text" and m.role == "assistant" and recalled and quotes(text, recalled):
+            piece = None
+        elif m.kind == "text" and not is_summary:
             prose, code = split_code_blocks(strip_tags(text))
             is_turn = bool(prose) and (m.role == "user" or estimate_tokens(prose) >= STATUS_LINE_TOKENS or code)
             if is_turn:
@@ -177,6 +185,8 @@ def build_turns(messages: Sequence[Message], seqs: Sequence[int] | None = None) 
             piece = "\n".join([piece, *code]).strip()
         elif is_summary:
             piece = "summary: " + bound_middle(text, SUMMARY_CHARS, 0)
+        elif m.kind in ("tool_call", "tool_result") and is_own_tool(m.tool_name):
+            piece = f"$ {m.tool_name}" if m.kind == "tool_call" else ""  # wwt's own recall: archived, not indexed
         elif m.kind == "tool_call":
             piece = f"$ {m.tool_name or 'tool'}: {bound_middle(text, TOOL_CALL_CHARS, 0)}"
         elif m.kind == "tool_result":

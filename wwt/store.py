@@ -25,7 +25,7 @@ from wwt.errors import StoreError, UsageError, out_of_space
 from wwt.models import FLAG_SUBAGENT, Filters, Message, Session, time_key
 
 APP_ID = "whatwasthat"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SQLITE_MAGIC = b"SQLite format 3\x00"
 QUEUE_CLAIM_TIMEOUT_S = 600  # a claim older than this is considered abandoned (worker killed)
 QUEUE_MAX_ATTEMPTS = 3  # failed attempts before a queue row is parked (kept, shown, retried on request)
@@ -136,7 +136,16 @@ _V5 = """
 CREATE INDEX chunks_embed ON chunks(embed_hash, end_ts, start_ts);
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5}
+# v6: wwt's own tool calls and results (a recall inside an agent session) are no longer indexed as that
+# session's content (wwt/own_tools.py): the sessions holding them are re-chunked by the next ingest.
+_V6 = """
+INSERT OR IGNORE INTO dirty_sessions(session_id)
+    SELECT DISTINCT session_id FROM messages WHERE kind IN ('tool_call', 'tool_result') AND (
+        tool_name LIKE '%search_memory' OR tool_name LIKE '%search_all' OR tool_name LIKE '%get_session'
+        OR tool_name LIKE '%ingest_session');
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5, 6: _V6}
 
 
 # --------------------------------------------------------------------------------------------- rows

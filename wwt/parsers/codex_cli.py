@@ -647,6 +647,9 @@ class _RolloutState:
                 self._add(offset, "assistant", "thinking", text, ts)
         elif itype in ("function_call", "custom_tool_call", "local_shell_call"):
             name = item.get("name") if isinstance(item.get("name"), str) else None
+            namespace = item.get("namespace")
+            if name and isinstance(namespace, str) and namespace and not name.startswith(namespace):
+                name = f"{namespace}__{name}"  # an MCP tool (Codex 0.17x): `mcp__wwt` + `search_memory`
             if itype == "local_shell_call":
                 name = name or "local_shell"
                 args: Any = (
