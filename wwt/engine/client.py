@@ -360,6 +360,7 @@ class _Pipe:
         self.initialized_line: bytes | None = None
         self.pending: dict[str, bytes] = {}  # id → request line, until its answer arrives
         self.swallow: Any = None
+        self.init_answered = False  # the agent has its initialize answer (from us or an engine)
         self.stdin_closed = False
         self.why = ""
         self.in_process = False
@@ -428,8 +429,12 @@ class _Pipe:
             if not line:
                 break
             with self.lock:
-                self._track_request(line)
                 sock = self.sock
+                if sock is None and (reply := self._answer_locally(line)) is not None:
+                    self.out.write(reply)  # before any engine is there: nothing else writes to stdout yet
+                    self.out.flush()
+                    continue
+                self._track_request(line)
             try:
                 if sock is not None:
                     sock.sendall(line)
@@ -444,6 +449,22 @@ class _Pipe:
         except OSError:
             pass
 
+    def _answer_locally(self, line: bytes) -> bytes | None:
+        """While no engine is connected yet (a cold start): the recorded answer to ``initialize`` or
+        ``tools/list`` (``wwt.mcp_handshake``), so the agent sees wwt's tools at once; the engine gets the
+        handshake when it is up (its answer swallowed). Called under ``self.lock``."""
+        from wwt import mcp_handshake
+
+        if self.init_answered and b'"initialize"' in line:
+            return None  # a second initialize: the engine's to answer (an error)
+        reply = mcp_handshake.local_reply(line)
+        if reply is None:
+            return None
+        if b'"initialize"' in line and json.loads(line).get("method") == "initialize":
+            self.init_line = line
+            self.init_answered = True
+        return reply
+
     def _deliver(self, line: bytes) -> None:
         try:
             msg = json.loads(line)
@@ -456,6 +477,8 @@ class _Pipe:
                 if self.swallow is not None and key == self.swallow:
                     self.swallow = None
                     return  # the answer to a replayed handshake: the agent already had one
+                if self.init_line is not None and key == _id_key(json.loads(self.init_line).get("id")):
+                    self.init_answered = True
         self.out.write(line)
         self.out.flush()
 
@@ -470,7 +493,7 @@ class _Pipe:
         with self.lock:
             replay = [line for line in (self.init_line, self.initialized_line) if line is not None]
             replay += list(self.pending.values())
-            if self.init_line is not None:
+            if self.init_line is not None and self.init_answered:
                 self.swallow = _id_key(json.loads(self.init_line).get("id"))
             try:
                 for line in replay:
@@ -515,11 +538,14 @@ class _Pipe:
             waiting = bool(self.pending) and not self.in_process
         return ipc.engine_stuck(self.loc.lock_path) if waiting else None
 
-    def run(self) -> int:
-        import select
+    def start_pump(self) -> None:
         import threading
 
         threading.Thread(target=self.pump_stdin, name="wwt-mcp-stdin", daemon=True).start()
+
+    def run(self) -> int:
+        import select
+
         buffer = b""
         while True:
             sock = self.sock
@@ -570,11 +596,15 @@ def mcp_pipe() -> int | None:
     hello = {"op": "mcp", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": loc.home_path, "cwd": cwd,
              "env": env}
     pipe = _Pipe(loc, hello)
-    pipe.sock = pipe.open()
-    if pipe.sock is None:
-        if pipe.why.startswith("the engine (pid"):  # stopped: say why this session is served in-process
-            _note(f"{pipe.why}; serving MCP in-process")
-        return None
+    pipe.start_pump()  # initialize and tools/list are answered while the engine starts (wwt.mcp_handshake)
+    sock = pipe.open()
+    if sock is None:
+        _note(f"{pipe.why}; serving MCP in-process" if pipe.why.startswith("the engine (pid")
+              else f"no engine ({pipe.why}); serving MCP in-process")
+        sock = pipe.serve_in_process()
+    if not pipe._switch_to(sock):
+        _note("could not hand this MCP session to a server; it ends")
+        return 1
     try:
         return pipe.run()
     except KeyboardInterrupt:
