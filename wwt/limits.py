@@ -7,6 +7,8 @@ this module too).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wwt.errors import UsageError
 
 # ---------------------------------------------------------------------------------------------- inputs
@@ -76,3 +78,31 @@ def check_range(what: str, value: int, low: int, high: int) -> int:
     if not low <= value <= high:
         raise UsageError(f"{what} must be between {low:,} and {high:,} (got {str(value)[:40]})")
     return value
+
+
+def map_json_strings(value: object, fn: Callable[[str], str]) -> object:
+    """``value`` (decoded JSON: dicts, lists, scalars) with ``fn`` applied to every string, keys included.
+    Iterative: a payload nested as deep as the JSON decoder allows must not exhaust the interpreter's stack."""
+    if isinstance(value, str):
+        return fn(value)
+    if not isinstance(value, (list, dict)):
+        return value
+    root: list[object] = [None]
+    stack: list[tuple[object, object, object]] = [(value, root, 0)]  # (source, parent container, key in it)
+    while stack:
+        source, parent, key = stack.pop()
+        if isinstance(source, str):
+            made: object = fn(source)
+        elif isinstance(source, list):
+            made = [None] * len(source)
+            stack.extend((item, made, i) for i, item in enumerate(source))
+        elif isinstance(source, dict):
+            made = {}
+            for k, item in source.items():
+                new_key = fn(k) if isinstance(k, str) else k
+                made[new_key] = None
+                stack.append((item, made, new_key))
+        else:
+            made = source
+        parent[key] = made  # type: ignore[index]
+    return root[0]

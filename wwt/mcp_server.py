@@ -468,13 +468,7 @@ def well_formed_line(line: str) -> str:
 
 
 def _well_formed_json(value: Any) -> Any:
-    if isinstance(value, str):
-        return limits.well_formed(value)
-    if isinstance(value, list):
-        return [_well_formed_json(item) for item in value]
-    if isinstance(value, dict):
-        return {limits.well_formed(key): _well_formed_json(item) for key, item in value.items()}
-    return value
+    return limits.map_json_strings(value, limits.well_formed)
 
 
 class WellFormedLines:

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from wwt.limits import map_json_strings
 from wwt.models import ParseReport
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # longer lines are skipped (counted): one pasted blob must not eat RAM
@@ -306,13 +307,7 @@ def glued_records(line: bytes, lead: int = 0) -> tuple[int, list[tuple[int, dict
 
 def _replace_escaped(value: Any) -> Any:
     """Invalid UTF-8 bytes decoded with ``surrogateescape`` → U+FFFD, as a whole line's salvage does."""
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    if isinstance(value, list):
-        return [_replace_escaped(item) for item in value]
-    if isinstance(value, dict):
-        return {_replace_escaped(key): _replace_escaped(item) for key, item in value.items()}
-    return value
+    return map_json_strings(value, lambda text: text.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
 
 
 def _run_after_cut(text: str, pos: int) -> list[tuple[int, dict[str, Any]]] | None:
@@ -804,21 +799,36 @@ _TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})
 def flatten_text(content: Any) -> str:
     """Join the text of a string / block list / ``{"text": ...}`` part; images, base64 and other binary
     blocks are dropped. Blocks are joined with a blank line."""
-    if content is None:
-        return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, dict):
-        ctype = content.get("type")
-        if ctype is None or ctype in _TEXT_BLOCK_TYPES:
-            text = content.get("text")
-            return text if isinstance(text, str) else ""
-        if ctype == "tool_result":
-            return flatten_text(content.get("content"))
-        return ""
-    if isinstance(content, list):
-        parts = [flatten_text(item) for item in content]
-        return "\n\n".join(p for p in parts if p)
+    if isinstance(content, dict) and content.get("type") != "tool_result":
+        return _block_text(content)
+    parts: list[str] = []
+    stack: list[Any] = [content]  # depth first, in order: no recursion however deep the blocks nest
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            text = item
+        elif isinstance(item, dict) and item.get("type") == "tool_result":
+            stack.append(item.get("content"))
+            continue
+        elif isinstance(item, dict):
+            text = _block_text(item)
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+            continue
+        else:
+            continue
+        if text:
+            parts.append(text)
+    return "\n\n".join(parts)
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    ctype = block.get("type")
+    if ctype is None or ctype in _TEXT_BLOCK_TYPES:
+        text = block.get("text")
+        return text if isinstance(text, str) else ""
     return ""
 
 
