@@ -64,6 +64,7 @@ PAIR_WINDOW = 12  # lines within which a response_item and its event_msg copy ar
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _EXIT_TEXT = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)", re.IGNORECASE)
 
+_ENVIRONMENT_CWD = re.compile(r"<environment_context>.*?<cwd>([^<\n]{1,4096})</cwd>", re.DOTALL)
 ENVELOPE_TYPES = frozenset(
     {
         "session_meta",
@@ -633,6 +634,10 @@ class _RolloutState:
             role = item.get("role")
             text = _content_text(item.get("content"))
             if role == "user":
+                if not self.cwd and "<environment_context>" in text:
+                    found = _ENVIRONMENT_CWD.search(text)  # the only place some sessions name their folder
+                    if found and found.group(1).strip():
+                        self.cwd = found.group(1).strip()
                 self._user_text(offset, text, ts, "item")
             elif role == "assistant":
                 self._assistant_text(offset, text, ts, "item")
