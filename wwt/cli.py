@@ -122,11 +122,22 @@ def _memory() -> Memory:
     return engine_context.shared_memory() or Memory.open()  # inside the engine: its one warm Memory
 
 
-def _stop_engine() -> None:
-    """Before replacing the archive or the indexes: the engine holds them open (it restarts on demand)."""
+def _stop_engine() -> bool:
+    """Before replacing the archive or the indexes: the engine holds them open (it restarts on demand). True
+    when one was running."""
     from wwt.engine import client as engine_client
 
-    engine_client.stop()
+    return engine_client.stop() is not None
+
+
+def _restart_engine() -> None:
+    """After ``reindex``: the engine that was running is started again, detached, so it warms up on the new
+    indexes while the user reads the answer — the next search is not a cold one."""
+    from wwt.engine import client as engine_client
+
+    loc = engine_client.location()
+    if loc is not None:
+        engine_client.spawn(loc, "cli")
 
 
 def _confirm(question: str, yes: bool) -> None:
@@ -334,8 +345,10 @@ def model(
 @app.command()
 def reindex() -> None:
     """Rebuild the search indexes from the archive (no re-embedding)."""
-    _stop_engine()
+    was_running = _stop_engine()
     _memory().reindex()
+    if was_running:
+        _restart_engine()
     console.print("indexes rebuilt from the archive")
 
 
