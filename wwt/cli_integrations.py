@@ -18,16 +18,24 @@ def _console(stderr: bool = False):
 def _first_ingest(out) -> None:
     """Fetch the model if needed, then ingest every agent's existing logs (incremental: a re-run embeds only
     what is new)."""
+    from wwt.errors import ModelUnavailable
     from wwt.model_source import resolve_model
     from wwt.service import Memory
 
-    info = resolve_model(allow_download=True)
-    out.print(f"model: {info.model_dir} ({info.source})")
+    try:
+        info = resolve_model(allow_download=True)
+        out.print(f"model: {info.model_dir} ({info.source})")
+        backfill = True
+    except ModelUnavailable as exc:  # archive and index by words now; vectors once the model is there
+        out.print(f"[yellow]model not available: {exc}[/]")
+        out.print("archiving and indexing by words now; searches answer by words until the model is there "
+                  "(`wwt model --fetch`, or WWT_MODEL_DIR), then the vectors are added by the next ingest")
+        backfill = False
     from wwt.present import render_ingest_summary, rich_progress
 
     memory = Memory()
     with rich_progress(_console(stderr=True)) as progress:
-        summary = memory.ingest(None, progress=progress, vector_progress=progress.vectors)
+        summary = memory.ingest(None, progress=progress, vector_progress=progress.vectors, backfill=backfill)
     render_ingest_summary(out, summary)
     memory.close()
 

@@ -64,6 +64,16 @@ EXPLICIT_BACKFILL_S = 60.0  # an ingest of given paths embeds at most this long;
 MODEL_RETRY_S = 60.0  # after the model failed to load, searches go by words alone this long before trying again
 
 
+def pending_vectors_notice(home: Path) -> str:
+    """Results found by words alone because no chunk has its vector yet: why, and what brings them."""
+    from wwt.ingest import is_paused
+
+    if is_paused(home):
+        return "words only: the vectors are paused (`wwt ingest --resume` adds them)"
+    return ("words only: no conversation has its vector yet — the model is loading or missing (`wwt model` says "
+            "which); results by meaning follow once they are added")
+
+
 def _one_writer(method: Callable[..., Any]) -> Callable[..., Any]:
     """Run a ``Memory`` method that writes under ``_writing`` (see ``Memory.__init__``)."""
     import functools
@@ -359,6 +369,8 @@ class Memory:
             from wwt.search import words_only_notice
 
             outcome.words_only = words_only_notice(problem[0])
+        elif outcome.hits and indexes.vector.count() == 0:  # nothing embedded yet: found by words alone
+            outcome.words_only = pending_vectors_notice(self.home)
         return outcome
 
     def projects(self) -> list[str]:
