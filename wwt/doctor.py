@@ -61,6 +61,8 @@ def check_plugin(agent: ModuleType, plugin: agent_plugins.Installed) -> list[Fin
     if doubled:
         out.append(Finding(WARN, area, "wwt setup's own hooks/MCP server are registered too (every turn is "
                            "queued twice, the tools are listed twice)", "run `wwt setup`: it removes its own copy"))
+    if agent in (gemini, qwen):
+        out += check_folder_trust(agent)
     if agent is gemini and not gemini.hooks_enabled():
         out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false): the extension's "
                            "hooks do not run", "set hooksConfig.enabled to true in ~/.gemini/settings.json"))
@@ -68,6 +70,32 @@ def check_plugin(agent: ModuleType, plugin: agent_plugins.Installed) -> list[Fin
         out.append(Finding(INFO, area, "Codex runs new hooks only after you trust them",
                            "in Codex, open /hooks and trust the wwt plugin's Stop hook"))
     return out
+
+
+def check_folder_trust(agent: ModuleType) -> list[Finding]:
+    """Gemini CLI and Qwen Code trust folders one by one (``~/.gemini/trustedFolders.json``,
+    ``~/.qwen/trustedFolders.json``): in a folder not trusted, a headless run stops (Gemini: exit code 55) and
+    MCP servers, wwt's included, show as Disabled. Said when trust is not switched off and no folder is trusted
+    yet — whether the project at hand is trusted only the agent knows."""
+    import json
+
+    base = agent.config_dir()
+    try:
+        settings = json.loads((base / "settings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        settings = {}
+    trust = ((settings.get("security") or {}).get("folderTrust") or {}) if isinstance(settings, dict) else {}
+    if isinstance(trust, dict) and trust.get("enabled") is False:
+        return []
+    try:
+        trusted = json.loads((base / "trustedFolders.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        trusted = {}
+    if isinstance(trusted, dict) and any(v in ("TRUST_FOLDER", "TRUST_PARENT") for v in trusted.values()):
+        return []
+    return [Finding(INFO, agent.LABEL, "no trusted folder yet: where folder trust is on, wwt's MCP server is "
+                    "Disabled (and a headless run stops) in a folder not trusted",
+                    f"trust your project folders once (run {agent.BINARY} there and choose Trust, or /permissions)")]
 
 
 def check_agent(agent: ModuleType) -> list[Finding]:
@@ -95,6 +123,8 @@ def check_agent(agent: ModuleType) -> list[Finding]:
         out.append(Finding(FAIL, area, f"MCP server command is missing: {server.get('command')}", "run `wwt setup`"))
     else:
         out.append(Finding(OK, area, "MCP server registered"))
+    if agent in (gemini, qwen):
+        out += check_folder_trust(agent)
     if agent is gemini and not gemini.hooks_enabled():
         out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false)", "run `wwt setup`"))
     if agent is qwen and not qwen.hooks_enabled():
