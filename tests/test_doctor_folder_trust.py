@@ -33,3 +33,12 @@ def test_doctor_is_silent_when_folder_trust_is_off(tmp_path):
     gemini.mkdir()
     (gemini / "settings.json").write_text(json.dumps({"security": {"folderTrust": {"enabled": False}}}))
     assert "no trusted folder yet" not in doctor(tmp_path)
+
+
+def test_qwen_code_trusts_every_folder_unless_trust_is_switched_on(tmp_path):
+    qwen = tmp_path / ".qwen"
+    qwen.mkdir()
+    (qwen / "settings.json").write_text(json.dumps({"model": {"name": "qwen3-coder-plus"}}))
+    assert "no trusted folder yet" not in doctor(tmp_path)
+    (qwen / "settings.json").write_text(json.dumps({"security": {"folderTrust": {"enabled": True}}}))
+    assert "no trusted folder yet" in doctor(tmp_path)

@@ -85,7 +85,10 @@ def check_folder_trust(agent: ModuleType) -> list[Finding]:
     except (OSError, ValueError):
         settings = {}
     trust = ((settings.get("security") or {}).get("folderTrust") or {}) if isinstance(settings, dict) else {}
-    if isinstance(trust, dict) and trust.get("enabled") is False:
+    # on unless switched off in Gemini CLI (as its newest versions run); off unless switched on in Qwen Code
+    # (its docs: "disabled by default — every folder counts as trusted")
+    enabled = trust.get("enabled") if isinstance(trust, dict) else None
+    if enabled is False or (enabled is None and agent is not gemini):
         return []
     try:
         trusted = json.loads((base / "trustedFolders.json").read_text(encoding="utf-8"))
