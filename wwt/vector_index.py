@@ -247,6 +247,10 @@ class VectorIndex:
     def count(self) -> int:
         return len(self._alive)
 
+    def korean_count(self) -> int:
+        """How many of the vectors are of Korean chunks (``wwt.language_axis.is_korean``)."""
+        return len(self._korean)
+
     def neutralise(self, hits: list[tuple[int, float]], query: np.ndarray) -> list[tuple[int, float]]:
         """``hits`` re-scored without what a question and a passage share for their language alone
         (``wwt.language_axis``); unchanged for a one-language archive."""
