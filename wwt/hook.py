@@ -377,6 +377,7 @@ def take_over(path: str) -> int:
     from wwt.errors import WwtError
     from wwt.service import Memory
 
+    os.environ.pop("WWT_REDACT", None)  # the agent's environment does not decide what is stored
     try:
         with Memory.open() as memory:
             summary = memory.ingest([Path(path)], backfill=False, lock_timeout=TAKE_OVER_LOCK_S)
