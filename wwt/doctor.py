@@ -61,8 +61,6 @@ def check_plugin(agent: ModuleType, plugin: agent_plugins.Installed) -> list[Fin
     if doubled:
         out.append(Finding(WARN, area, "wwt setup's own hooks/MCP server are registered too (every turn is "
                            "queued twice, the tools are listed twice)", "run `wwt setup`: it removes its own copy"))
-    if agent in (gemini, qwen):
-        out += check_folder_trust(agent)
     if agent is gemini and not gemini.hooks_enabled():
         out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false): the extension's "
                            "hooks do not run", "set hooksConfig.enabled to true in ~/.gemini/settings.json"))
@@ -126,8 +124,6 @@ def check_agent(agent: ModuleType) -> list[Finding]:
         out.append(Finding(FAIL, area, f"MCP server command is missing: {server.get('command')}", "run `wwt setup`"))
     else:
         out.append(Finding(OK, area, "MCP server registered"))
-    if agent in (gemini, qwen):
-        out += check_folder_trust(agent)
     if agent is gemini and not gemini.hooks_enabled():
         out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false)", "run `wwt setup`"))
     if agent is qwen and not qwen.hooks_enabled():
@@ -332,6 +328,8 @@ def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
                                 "install an agent, then run `wwt setup`"))
     for agent in chosen:
         findings += check_agent(agent)
+        if agent in (gemini, qwen):  # plugin or setup alike: trust is the agent's own setting
+            findings += check_folder_trust(agent)
     runtime = check_runtime()
     findings += runtime + check_log_folders() + check_model()
     if not any(f.area == "data dir" for f in runtime):  # a refused data dir is not opened

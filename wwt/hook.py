@@ -390,31 +390,24 @@ def take_over(path: str) -> int:
 
 def spawn_take_over(path: str) -> int:
     """``take_over(path)`` in a detached process (the agent never waits on it); returns its pid."""
-    import subprocess
-
-    env = dict(os.environ, WWT_ENGINE="off")
-    proc = subprocess.Popen(
+    return _spawn_detached(
         [sys.executable, "-c", "import sys; from wwt.hook import take_over; sys.exit(take_over(sys.argv[1]))", path],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True, cwd="/", env=env,
+        env=dict(os.environ, WWT_ENGINE="off"),
     )
-    return proc.pid
 
 
 def spawn_worker() -> int:
     """Start the background worker fully detached (own session, no inherited stdio) so the agent never
     waits on it; returns its pid."""
+    return _spawn_detached([sys.executable, "-m", "wwt.worker"])
+
+
+def _spawn_detached(argv: list[str], env: dict[str, str] | None = None) -> int:
+    """``argv`` in its own session, no inherited stdio, from ``/``: nothing of it reaches the agent; its pid."""
     import subprocess
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "wwt.worker"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        cwd="/",
-    )
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True, cwd="/", env=env)
     return proc.pid
 
 

@@ -1160,6 +1160,10 @@ class Store:
 # --------------------------------------------------------------------------------------------- damage
 
 
+# sqlite3's message for a text cell that is not UTF-8: a byte flipped inside a page that still parses
+_UNDECODABLE = "could not decode to utf-8"
+
+
 def store_damage(exc: BaseException) -> bool:
     """SQLite says the file is damaged (a malformed page, a page that is no database page). Such a file can
     open fine — its header and schema pages are intact — and fail only when a query reaches the bad page."""
@@ -1169,15 +1173,14 @@ def store_damage(exc: BaseException) -> bool:
     if name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB":
         return True
     text = str(exc).lower()
-    # a flipped byte inside a text cell: the page parses, the value is not the UTF-8 wwt wrote
-    return "malformed" in text or "file is not a database" in text or text.startswith("could not decode to utf-8")
+    return "malformed" in text or "file is not a database" in text or text.startswith(_UNDECODABLE)
 
 
 def store_damage_error(path: Path | str, exc: BaseException) -> StoreError:
     """The one line every command, the worker and the MCP tools give for a damaged store. SQLite's own words
     say what is wrong, except for an undecodable cell, whose message quotes the damaged text itself."""
     reason = " ".join(str(exc).split())
-    if reason.lower().startswith("could not decode to utf-8"):
+    if reason.lower().startswith(_UNDECODABLE):
         reason = "a stored text is not valid UTF-8"
     return StoreError(f"{path} is damaged ({reason[:200]}); {_RECOVERY.format(p=path)}")
 

@@ -148,7 +148,7 @@ def shared_runtime_dir() -> str:
 
 def own_runtime_dir(home: str) -> str:
     """``<data dir>/run``: used when ``/tmp/wwt-<uid>`` is not ours (another local user pre-created it, or a
-    symlink there): the data dir is ours (``paths.check_data_dir``), and every client of it finds the same."""
+    symlink there): the data dir is ours (``paths.foreign_data_dir`` refuses one that is not), and every client of it finds the same."""
     return os.path.join(home, "run")
 
 

@@ -45,6 +45,7 @@ STANDBY_WAIT_S = 12.0  # an engine a hook starts (--for ingest) waits this long:
 READ_TIMEOUT_S = 10.0  # a client has this long to send its whole request (not per byte: slow-loris)
 MAX_CONNECTIONS = 256  # connections served at once (MCP sessions included); more are refused at once
 ACCEPT_BACKOFF_S = 0.1  # after accept() fails for lack of descriptors/memory: let connections finish
+FLOOD_LOG_S = 10.0  # at most one flood warning this often
 _RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 STOP_GRACE_S = 5.0
 QUEUE_POLL_S = 2.0
@@ -181,22 +182,23 @@ class Engine:
     def _accept_failed(self, exc: OSError) -> None:
         """accept() failed: out of descriptors or memory under a flood (EMFILE…), or an aborted connection.
         Logged once per burst; the engine waits a moment for connections to finish and serves on."""
-        now = time.monotonic()
-        if now - self._last_flood_log > 10:
-            self._last_flood_log = now
-            self.log.warning("accept failed (%s): %d connection(s) open; backing off",
-                             errno.errorcode.get(exc.errno or 0, exc), self.active)
+        self._flood_warning("accept failed (%s): %d connection(s) open; backing off",
+                            errno.errorcode.get(exc.errno or 0, exc), self.active)
         if exc.errno in _RESOURCE_ERRNOS:
             time.sleep(ACCEPT_BACKOFF_S)
         elif exc.errno == errno.EBADF:  # the listener itself is gone
             self.stop("listening socket closed")
 
+    def _flood_warning(self, message: str, *args: Any) -> None:
+        """One log line per burst (at most every FLOOD_LOG_S): a flood must not flood the log too."""
+        now = time.monotonic()
+        if now - self._last_flood_log > FLOOD_LOG_S:
+            self._last_flood_log = now
+            self.log.warning(message, *args)
+
     def _refuse(self, conn: socket.socket) -> None:
         """Over MAX_CONNECTIONS: one short reply (the client answers in-process) and the connection closed."""
-        now = time.monotonic()
-        if now - self._last_flood_log > 10:
-            self._last_flood_log = now
-            self.log.warning("%d connections open: refusing more until some finish", self.active)
+        self._flood_warning("%d connections open: refusing more until some finish", self.active)
         with contextlib.suppress(OSError):
             conn.settimeout(0.2)
             ipc.send(conn, {"ok": False, "error": "the engine is busy"})
