@@ -67,8 +67,7 @@ def check_plugin(agent: ModuleType, plugin: agent_plugins.Installed) -> list[Fin
         out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false): the extension's "
                            "hooks do not run", "set hooksConfig.enabled to true in ~/.gemini/settings.json"))
     if agent is codex:
-        out.append(Finding(INFO, area, "Codex runs new hooks only after you trust them",
-                           "in Codex, open /hooks and trust the wwt plugin's Stop hook"))
+        out += check_codex_trust(plugin.ident)
     return out
 
 
@@ -136,8 +135,38 @@ def check_agent(agent: ModuleType) -> list[Finding]:
     if agent is codex:
         if not codex.hooks_feature_enabled():
             out.append(Finding(FAIL, area, "hooks feature flag is off in config.toml", "run `wwt setup`"))
-        out.append(Finding(INFO, area, "Codex runs new hooks only after you trust them",
-                           "in Codex, open /hooks and trust the wwt Stop hook"))
+        out += check_codex_trust()
+    return out
+
+
+def check_codex_trust(plugin: str | None = None) -> list[Finding]:
+    """Codex runs a new or changed hook only once the user trusted it in ``/hooks``; it records that in
+    config.toml (``[hooks.state."<key>"] trusted_hash``), which ``codex.hook_trust`` compares with the hash Codex
+    computes for wwt's hooks today: asked only while one is not trusted."""
+    area = codex.LABEL
+    whose = "the wwt plugin's" if plugin else "wwt's"
+    try:
+        trust = codex.hook_trust(plugin=plugin)
+    except WwtError as exc:
+        return [Finding(WARN, area, f"cannot read hook trust: {exc}")]
+    out: list[Finding] = []
+    waiting = [e for e, s in trust.items() if s == codex.UNTRUSTED]
+    changed = [e for e, s in trust.items() if s == codex.CHANGED]
+    off = [e for e, s in trust.items() if s == codex.OFF]
+    trusted = [e for e, s in trust.items() if s == codex.TRUSTED]
+    if trusted:
+        out.append(Finding(OK, area, f"{' and '.join(trusted)} hook{'s' if len(trusted) > 1 else ''} trusted"))
+    if waiting:
+        out.append(Finding(INFO, area, f"Codex runs new hooks only after you trust them: {', '.join(waiting)} not "
+                           "trusted yet", f"in Codex, open /hooks and trust {whose} {' and '.join(waiting)} hook"
+                           f"{'s' if len(waiting) > 1 else ''}"))
+    if changed:
+        out.append(Finding(INFO, area, f"{whose} {' and '.join(changed)} hook changed since you trusted it "
+                           "(a new wwt path or setting): Codex waits for you to trust it again",
+                           "in Codex, open /hooks and trust it again"))
+    if off:
+        out.append(Finding(WARN, area, f"{whose} {' and '.join(off)} hook is switched off in Codex's /hooks: "
+                           "those turns are not captured", "in Codex, open /hooks and switch it on"))
     return out
 
 
