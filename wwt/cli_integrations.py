@@ -128,18 +128,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def doctor() -> None:
         """Check hooks, MCP registration, model, store, worker and log; say what to fix."""
-        from wwt.doctor import exit_code, run_checks
+        from wwt.doctor import render, run_checks
 
-        out = _console()
-        findings = run_checks()
-        style = {"ok": "green", "info": "cyan", "warn": "yellow", "fail": "red"}
-        for f in findings:
-            out.print(f"[{style[f.status]}]{f.status:<4}[/] {f.area:<11} {f.message}", markup=True)
-            if f.fix and f.status != "ok":
-                out.print(f"     {'':<11} → {f.fix}")
-        code = exit_code(findings)
-        out.print("all good" if code == 0 else "something needs fixing (see above)")
-        raise typer.Exit(code)
+        raise typer.Exit(render(run_checks()))
 
     @app.command()
     def worker(

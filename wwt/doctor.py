@@ -372,4 +372,41 @@ def exit_code(findings: list[Finding]) -> int:
     return 1 if any(f.status == FAIL for f in findings) else 0
 
 
-__all__ = ["Finding", "run_checks", "exit_code", "check_agent", "check_plugin", "command_executable"]
+_COLOURS = {OK: "32", INFO: "36", WARN: "33", FAIL: "31"}  # green, cyan, yellow, red
+
+
+def render(findings: list[Finding], stream=None) -> int:
+    """Print the findings, one line each plus the fix, and return the exit code. Plain text (colour on a
+    terminal unless NO_COLOR): no rich, so ``wwt doctor`` runs without the CLI's imports, and a message holding
+    ``[brackets]`` (a path) is printed as it is, not read as markup."""
+    import sys
+
+    out = stream if stream is not None else sys.stdout
+    colour = getattr(out, "isatty", lambda: False)() and not os.environ.get("NO_COLOR")
+    lines = []
+    for f in findings:
+        status = f"{f.status:<4}"
+        if colour:
+            status = f"\033[{_COLOURS.get(f.status, '0')}m{status}\033[0m"
+        lines.append(f"{status} {f.area:<11} {f.message}")
+        if f.fix and f.status != OK:
+            lines.append(f"     {'':<11} → {f.fix}")
+    code = exit_code(findings)
+    lines.append("all good" if code == 0 else "something needs fixing (see above)")
+    out.write("\n".join(lines) + "\n")
+    out.flush()
+    return code
+
+
+def main() -> int | None:
+    """``wwt doctor`` without the CLI (typer, rich: most of its time before): the exit code, or None when
+    something unexpected happened — the full CLI then runs the checks again and reports it its usual way."""
+    try:
+        findings = run_checks()
+    except Exception:  # noqa: BLE001 - e.g. a refused data dir: the CLI's one-line error handling applies
+        return None
+    return render(findings)
+
+
+__all__ = ["Finding", "run_checks", "exit_code", "render", "main", "check_agent", "check_plugin",
+           "command_executable"]
