@@ -71,11 +71,31 @@ def check_plugin(agent: ModuleType, plugin: agent_plugins.Installed) -> list[Fin
     return out
 
 
-def check_folder_trust(agent: ModuleType) -> list[Finding]:
+TRUST_LEVELS = ("TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST")
+TRUSTED_FOLDERS_ENV = {"gemini-cli": "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "qwen-code": "QWEN_CODE_TRUSTED_FOLDERS_PATH"}
+
+
+def folder_trust_rule(rules: dict, folder: str) -> str | None:
+    """The trust level Gemini CLI (and Qwen Code, its fork) applies to ``folder``: of the rules whose folder —
+    for TRUST_PARENT the rule path's parent — is ``folder`` or above it (real paths), the one with the longest
+    rule path wins; None when none applies (Gemini CLI 0.61 ``LoadedTrustedFolders.isPathTrusted``)."""
+    location = os.path.realpath(folder)
+    best, best_len = None, -1
+    for rule_path, level in rules.items():
+        if level not in TRUST_LEVELS or not isinstance(rule_path, str) or not rule_path:
+            continue
+        base = os.path.expanduser(rule_path)
+        base = os.path.realpath(os.path.dirname(base) if level == "TRUST_PARENT" else base)
+        if (location == base or location.startswith(base.rstrip(os.sep) + os.sep)) and len(rule_path) > best_len:
+            best, best_len = level, len(rule_path)
+    return best
+
+
+def check_folder_trust(agent: ModuleType, folder: str | None = None) -> list[Finding]:
     """Gemini CLI and Qwen Code trust folders one by one (``~/.gemini/trustedFolders.json``,
     ``~/.qwen/trustedFolders.json``): in a folder not trusted, a headless run stops (Gemini: exit code 55) and
-    MCP servers, wwt's included, show as Disabled. Said when trust is not switched off and no folder is trusted
-    yet — whether the project at hand is trusted only the agent knows."""
+    MCP servers, wwt's included, show as Disabled. Judged for ``folder`` (the one doctor runs in) when trust is
+    not switched off, with the exact fix."""
     import json
 
     base = agent.config_dir()
@@ -89,15 +109,34 @@ def check_folder_trust(agent: ModuleType) -> list[Finding]:
     enabled = trust.get("enabled") if isinstance(trust, dict) else None
     if enabled is False or (enabled is None and agent is not gemini):
         return []
-    try:
-        trusted = json.loads((base / "trustedFolders.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        trusted = {}
-    if isinstance(trusted, dict) and any(v in ("TRUST_FOLDER", "TRUST_PARENT") for v in trusted.values()):
+    if agent is gemini and os.environ.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
         return []
-    return [Finding(INFO, agent.LABEL, "no trusted folder yet: where folder trust is on, wwt's MCP server is "
-                    "Disabled (and a headless run stops) in a folder not trusted",
-                    f"trust your project folders once (run {agent.BINARY} there and choose Trust, or /permissions)")]
+    path = Path(os.environ.get(TRUSTED_FOLDERS_ENV.get(agent.PLATFORM, "")) or base / "trustedFolders.json")
+    try:
+        rules = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        rules = {}
+    rules = rules if isinstance(rules, dict) else {}
+    try:
+        folder = folder or os.getcwd()
+    except OSError:
+        return []
+    level = folder_trust_rule(rules, folder)
+    if level in ("TRUST_FOLDER", "TRUST_PARENT"):
+        return [Finding(OK, agent.LABEL, f"folder trust: {folder} is trusted (wwt's MCP server is enabled there)")]
+    headless = " (headless: `gemini --skip-trust` or GEMINI_CLI_TRUST_WORKSPACE=true)" if agent is gemini else ""
+    if level == "DO_NOT_TRUST":
+        return [Finding(WARN, agent.LABEL, f"folder trust: you chose not to trust {folder}: wwt's MCP server is "
+                        "Disabled there and a headless run stops",
+                        f"change it in {agent.BINARY}'s /permissions, or set \"{folder}\" to \"TRUST_FOLDER\" in "
+                        f"{path}{headless}")]
+    none_yet = not any(v in ("TRUST_FOLDER", "TRUST_PARENT") for v in rules.values())
+    return [Finding(INFO, agent.LABEL, ("no trusted folder yet; " if none_yet else "") + f"folder trust: {folder} "
+                    "is not trusted: there wwt's MCP server shows Disabled and a headless run stops"
+                    + (" (exit 55)" if agent is gemini else ""),
+                    f"run {agent.BINARY} in your project folder once and choose Trust folder, or add "
+                    f"\"{folder}\": \"TRUST_FOLDER\" to {path} (a folder's entry covers everything under it)"
+                    f"{headless}")]
 
 
 def check_agent(agent: ModuleType) -> list[Finding]:
