@@ -93,3 +93,17 @@ def test_qwen_code_trusts_every_folder_unless_trust_is_switched_on(tmp_path):
     assert "no trusted folder yet" not in doctor(tmp_path)
     (qwen / "settings.json").write_text(json.dumps({"security": {"folderTrust": {"enabled": True}}}))
     assert "no trusted folder yet" in doctor(tmp_path)
+
+
+def test_doctor_tells_qwen_users_how_to_reach_wwts_tools_behind_tool_search(tmp_path):
+    """Qwen Code 0.24's settings docs: `tools.toolSearch.enabled` (default true) puts deferred tools — MCP
+    tools among them — behind the ToolSearch + ToolCall bridge; `tools.toolSearch.threshold` > 0 preloads them."""
+    qwen = tmp_path / ".qwen"
+    qwen.mkdir()
+    server = {"command": sys.executable, "args": ["-m", "wwt", "mcp"]}
+    (qwen / "settings.json").write_text(json.dumps({"mcpServers": {"wwt": server}}))
+    out = doctor(tmp_path)
+    assert "tool_search" in out and "tools.toolSearch.threshold" in out, out
+    (qwen / "settings.json").write_text(json.dumps({"mcpServers": {"wwt": server},
+                                                    "tools": {"toolSearch": {"threshold": 10}}}))
+    assert "tool_search" not in doctor(tmp_path)

@@ -139,6 +139,32 @@ def check_folder_trust(agent: ModuleType, folder: str | None = None) -> list[Fin
                     f"{headless}")]
 
 
+def check_qwen_tool_search(server: dict | None) -> list[Finding]:
+    """Qwen Code 0.24 keeps MCP tools "deferred" behind its ``tool_search`` + ``tool_call`` bridge
+    (``tools.toolSearch.enabled``, on by default): the model sees no wwt tool until it searches for one, so a
+    question must make it look. Said unless the user turned the bridge off, preloads deferred tools
+    (``tools.toolSearch.threshold`` > 0), lists a wwt tool in ``tools.visible``, or marks the server
+    ``alwaysLoadTools``."""
+    import json
+
+    try:
+        settings = json.loads(qwen.settings_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    tools = settings.get("tools") if isinstance(settings, dict) else None
+    tools = tools if isinstance(tools, dict) else {}
+    search = tools.get("toolSearch") if isinstance(tools.get("toolSearch"), dict) else {}
+    visible = tools.get("visible") if isinstance(tools.get("visible"), list) else []
+    threshold = search.get("threshold")
+    if (search.get("enabled") is False or (isinstance(threshold, (int, float)) and threshold > 0)
+            or any("wwt" in str(v) for v in visible) or (server or {}).get("alwaysLoadTools") is True):
+        return []
+    return [Finding(INFO, qwen.LABEL, "Qwen Code lists MCP tools behind its tool_search tool: the model sees "
+                    "wwt's tools only after searching for them",
+                    "ask in words (\"search my memory for …\"), or set tools.toolSearch.threshold (e.g. 10) in "
+                    f"{qwen.settings_path()} so MCP tools are declared up front")]
+
+
 def check_agent(agent: ModuleType) -> list[Finding]:
     area = agent.LABEL
     plugin = agent_plugins.installed(agent.PLATFORM)
@@ -168,6 +194,8 @@ def check_agent(agent: ModuleType) -> list[Finding]:
         out += check_folder_trust(agent)
     if agent is gemini and not gemini.hooks_enabled():
         out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false)", "run `wwt setup`"))
+    if agent is qwen and server:
+        out += check_qwen_tool_search(server)
     if agent is qwen and not qwen.hooks_enabled():
         out.append(Finding(FAIL, area, "hooks are switched off (disableAllHooks = true): turns are not captured",
                            f"remove disableAllHooks from {qwen.settings_path()} (it stops all your Qwen hooks)"))
