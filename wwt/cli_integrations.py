@@ -27,9 +27,9 @@ def _first_ingest(out) -> None:
         out.print(f"model: {info.model_dir} ({info.source})")
         backfill = True
     except ModelUnavailable as exc:  # archive and index by words now; vectors once the model is there
-        out.print(f"[yellow]model not available: {exc}[/]")
-        out.print("archiving and indexing by words now; searches answer by words until the model is there "
-                  "(`wwt model --fetch`, or WWT_MODEL_DIR), then the vectors are added by the next ingest")
+        out.print(f"[yellow]model not available ({exc}):[/] archiving and indexing by words now; searches answer "
+                  "by words until it is there (`wwt model --fetch`, or WWT_MODEL_DIR), then the next ingest adds "
+                  "the vectors", soft_wrap=True)  # one line, however narrow the terminal
         backfill = False
     from wwt.present import render_ingest_summary, rich_progress
 
