@@ -164,3 +164,20 @@ def test_hashes_agree_with_the_real_codex(tmp_path: Path) -> None:
         event = {"stop": "Stop", "sessionEnd": "SessionEnd"}[h["eventName"]]
         [ours] = [x for g in data[event] for x in g["hooks"] if "wwt hook" in x["command"]]
         assert h["currentHash"] == codex.trust_hash(event, ours)
+
+
+def test_the_plugins_hooks_are_judged_by_codexs_plugin_keys(home: Path) -> None:
+    """Codex 0.171 lists a plugin's hook as ``wwt@<marketplace>:hooks/hooks.json:<event>:<group>:<handler>``
+    with ``currentHash`` = the hook's hash, "/", the plugin files' hash (as `hooks/list` answered for
+    plugins/codex-cli installed with `codex plugin add wwt@wwt`)."""
+    from wwt.doctor import check_agent
+
+    (home / ".codex").mkdir()
+    stop = REAL_CODEX_HASHES[("Stop", "wwt hook codex-cli", 10)]
+    (home / ".codex" / "config.toml").write_text(
+        '[features]\nhooks = true\n\n[plugins."wwt@wwt"]\nenabled = true\n\n'
+        f'[hooks.state."wwt@wwt:hooks/hooks.json:stop:0:0"]\ntrusted_hash = "{stop}/sha256:{"b" * 64}"\n')
+    findings = check_agent(codex)
+    assert any(f.status == "ok" and "Stop hook trusted" in f.message for f in findings), findings
+    [ask] = [f for f in findings if f.status == "info" and "trust" in f.fix]
+    assert "SessionEnd" in ask.message and "plugin" in ask.fix
