@@ -181,3 +181,17 @@ def test_the_plugins_hooks_are_judged_by_codexs_plugin_keys(home: Path) -> None:
     assert any(f.status == "ok" and "Stop hook trusted" in f.message for f in findings), findings
     [ask] = [f for f in findings if f.status == "info" and "trust" in f.fix]
     assert "SessionEnd" in ask.message and "plugin" in ask.fix
+
+
+def test_setup_asks_again_when_it_changes_a_trusted_hook(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hook trusted for one wwt (its python path in the command) is a new hook to Codex once setup writes
+    another command there: setup's note must ask again."""
+    from wwt.setup.plan import apply_plan, build_plan
+
+    (home / ".codex").mkdir()
+    apply_plan(build_plan(only=["codex-cli"], use_agent_cli=False))
+    _trust(home, ("Stop", "SessionEnd"))
+    assert not any("trust" in n for n in build_plan(only=["codex-cli"], use_agent_cli=False).notes)
+    monkeypatch.setenv("WWT_MODEL_DIR", str(home / "another-model"))  # goes into the hook command line
+    plan = build_plan(only=["codex-cli"], use_agent_cli=False)
+    assert any("trust" in n and "Stop" in n and "SessionEnd" in n for n in plan.notes), plan.notes

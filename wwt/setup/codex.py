@@ -284,9 +284,9 @@ def hook_trust(command: str | None = None, plugin: str | None = None) -> dict[st
     out: dict[str, str] = {}
     if plugin is not None:  # plugins/codex-cli/hooks/hooks.json holds exactly these (tests/test_plugins.py)
         wanted = {event: [(0, 0, handler(PLUGIN_HOOK_COMMAND, event))] for event in EVENTS}
-        prefix = f"{plugin}:hooks/hooks.json"
+        prefixes = [f"{plugin}:hooks/hooks.json"]
     else:
-        prefix = f"{os.path.abspath(hooks_path())}"
+        prefixes = [os.path.abspath(hooks_path()), os.path.realpath(hooks_path())]
         wanted = {event: [] for event in EVENTS}
         try:
             data = json.loads(read_text(hooks_path()) or "{}")
@@ -300,16 +300,18 @@ def hook_trust(command: str | None = None, plugin: str | None = None) -> dict[st
                 for h, entry in enumerate(entries if isinstance(entries, list) else []):
                     if is_our_handler(entry):
                         wanted[event].append((g, h, entry))
-            if not wanted[event] and command is not None:
-                wanted[event].append((-1, -1, handler(command, event)))
+            if command is not None and not any(e.get("command") == command for _, _, e in wanted[event]):
+                wanted[event] = [(-1, -1, handler(command, event))]  # what setup is about to write there
     for event, found in wanted.items():
         if not found:
             continue
         status = UNTRUSTED
         for g, h, entry in found:
             digest = trust_hash(event, entry)
-            keys = ([f"{prefix}:{EVENT_LABELS[event]}:{g}:{h}"] if g >= 0 and plugin is None else
-                    [k for k in states if k.startswith(f"{prefix}:{EVENT_LABELS[event]}:")])
+            if g >= 0 and plugin is None:  # the path as Codex spells it (CODEX_HOME as given, or resolved)
+                keys = [f"{p}:{EVENT_LABELS[event]}:{g}:{h}" for p in dict.fromkeys(prefixes)]
+            else:
+                keys = [k for k in states if any(k.startswith(f"{p}:{EVENT_LABELS[event]}:") for p in prefixes)]
             for key in keys:
                 state = states.get(key)
                 if not isinstance(state, dict):
