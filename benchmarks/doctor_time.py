@@ -70,7 +70,7 @@ def main() -> None:
         }
         if args.baseline:
             base_env = {**env, "PYTHONPATH": str(args.baseline.resolve())}
-            variants[f"python -m wwt doctor ({args.baseline})"] = ([sys.executable, "-m", "wwt", "doctor"], base_env)
+            variants["python -m wwt doctor (the --baseline checkout: main before this change)"] = ([sys.executable, "-m", "wwt", "doctor"], base_env)
         for argv, venv in variants.values():  # warm the byte-code caches and the page cache
             one(argv, venv, work)
         results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
