@@ -59,9 +59,9 @@ GEMINI_EVENTS = {
     "BeforeTool", "AfterTool", "BeforeAgent", "AfterAgent", "Notification", "SessionStart", "SessionEnd",
     "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection",
 }
-CODEX_EVENTS = {
+CODEX_EVENTS = {  # + SessionEnd, Interrupt, PreModelRequest: the hooks.json keys of Codex CLI 0.171.0's binary
     "SessionStart", "SubagentStart", "PreToolUse", "PermissionRequest", "PostToolUse", "PreCompact",
-    "PostCompact", "UserPromptSubmit", "SubagentStop", "Stop",
+    "PostCompact", "UserPromptSubmit", "SubagentStop", "Stop", "SessionEnd", "Interrupt", "PreModelRequest",
 }
 CODEX_MCP_KEYS = {"command", "args", "env", "env_vars", "cwd", "startup_timeout_sec", "tool_timeout_sec",
                   "enabled", "enabled_tools", "disabled_tools"}
@@ -170,9 +170,10 @@ def test_codex_marketplace_and_plugin_manifest() -> None:
 
     events = handlers(load(hooks_path))
     assert set(events) <= CODEX_EVENTS
-    assert tuple(events) == codex.EVENTS  # Codex has no SessionEnd
-    for [handler] in events.values():
-        assert handler == {"type": "command", "command": "wwt hook codex-cli", "timeout": codex.HOOK_TIMEOUT_S}
+    assert tuple(events) == codex.EVENTS
+    for event, [handler] in events.items():
+        assert handler == codex.handler(codex.PLUGIN_HOOK_COMMAND, event) == {
+            "type": "command", "command": "wwt hook codex-cli", "timeout": 3 if event == "SessionEnd" else 10}
 
     servers = load(mcp_path)["mcpServers"]
     assert set(servers) == {SERVER_NAME} and set(servers[SERVER_NAME]) <= CODEX_MCP_KEYS
@@ -415,7 +416,7 @@ def test_setup_without_a_plugin_wires_every_agent_as_before(home: Path) -> None:
 
     assert [installed(a.PLATFORM) for a in (claude, gemini, codex)] == [None, None, None]  # hookify@… is not ours
     plan, _ = run(use_agent_cli=False)
-    assert setup_entries(home) == {"claude-code": 3, "gemini-cli": 3, "codex-cli": 2}
+    assert setup_entries(home) == {"claude-code": 3, "gemini-cli": 3, "codex-cli": 3}
     assert not any("wwt plugin" in line for line in plan.skipped)
 
 
@@ -423,7 +424,7 @@ def test_setup_run_before_the_plugin_removes_its_own_copy_and_uninstall_restores
     from wwt.setup.plan import run
 
     run(use_agent_cli=False)
-    assert setup_entries(home) == {"claude-code": 3, "gemini-cli": 3, "codex-cli": 2}
+    assert setup_entries(home) == {"claude-code": 3, "gemini-cli": 3, "codex-cli": 3}
     # the user now installs the plugins; what the files would be had setup never run:
     pristine = home.parent / "pristine"
     shutil.copytree(FIXTURE_HOME, pristine, ignore=NO_PLUGIN_AGENTS)

@@ -164,7 +164,7 @@ def test_dry_run_prints_a_diff_and_changes_nothing(home: Path) -> None:
     assert snapshot(home) == before
     assert f"+++ {home / '.claude/settings.json'}" in diff
     assert "+codex_hooks = true" in diff
-    assert sum(1 for line in diff.splitlines() if line.startswith("+") and HOOK_MARK in line) == 7
+    assert sum(1 for line in diff.splitlines() if line.startswith("+") and HOOK_MARK in line) == 8  # Codex: Stop and SessionEnd
 
 
 def test_file_mode_is_kept_and_a_timestamped_backup_holds_the_old_content(home: Path) -> None:

@@ -113,14 +113,16 @@ def test_hooks_the_user_switched_off_stay_off_and_doctor_says_so(home: Path) -> 
 
 
 def test_doctor_checks_qwen_like_the_other_agents(home: Path) -> None:
-    from wwt.doctor import FAIL, OK, run_checks
+    from wwt.doctor import FAIL, INFO, OK, run_checks
 
     findings = [f for f in run_checks() if f.area == "Qwen Code"]
     assert any(f.status == FAIL and "no wwt hook for Stop" in f.message for f in findings)
     assert any(f.status == FAIL and "MCP server 'wwt' not registered" in f.message for f in findings)
     run(use_agent_cli=False)
     findings = [f for f in run_checks() if f.area == "Qwen Code"]
-    assert findings and all(f.status == OK for f in findings), findings
+    # wired; the one reminder left is about Qwen's tool_search bridge (an INFO: the user's setting, not ours)
+    assert findings and all(f.status == OK or (f.status == INFO and "tool_search" in f.message)
+                            for f in findings), findings
 
 
 def test_the_qwen_cli_registers_the_mcp_server_when_it_is_on_path(

@@ -8,10 +8,12 @@ import os
 import subprocess
 import sys
 
+import pytest
 from _shared import REAL_FIXTURES
 
 
-def test_setup_without_a_model_archives_by_words_and_search_says_so(tmp_path):
+@pytest.mark.parametrize("engine", ["off", "on"])
+def test_setup_without_a_model_archives_by_words_and_search_says_so(tmp_path, engine):
     home = tmp_path / "home"
     logs = home / ".claude" / "projects" / "-srv-app"
     logs.mkdir(parents=True)
@@ -19,13 +21,20 @@ def test_setup_without_a_model_archives_by_words_and_search_says_so(tmp_path):
     empty = tmp_path / "no-model"
     empty.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("WWT_HOME", "WWT_DEBUG")}
-    env.update(HOME=str(home), WWT_MODEL_DIR=str(empty), WWT_ENGINE="off", HF_HUB_OFFLINE="1", NO_COLOR="1")
+    env.update(HOME=str(home), WWT_MODEL_DIR=str(empty), WWT_ENGINE=engine, HF_HUB_OFFLINE="1", NO_COLOR="1",
+               WWT_ENGINE_IDLE_S="60")
     setup = subprocess.run([sys.executable, "-m", "wwt", "setup"], env=env, capture_output=True, text=True,
                            timeout=300, cwd=str(tmp_path))
     assert setup.returncode == 0, setup.stdout[-1500:] + setup.stderr[-1500:]
-    assert "model not available" in setup.stdout and "by words" in setup.stdout
+    [said] = [line for line in setup.stdout.splitlines() if "model not available" in line]  # one line
+    assert "by words" in said and str(empty) in said
     assert "messages: +24" in setup.stdout
-    search = subprocess.run([sys.executable, "-m", "wwt", "search", "--all", "joke file"], env=env,
-                            capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
-    assert search.returncode == 0 and "JOKE.md" in search.stdout, search.stderr
-    assert "words only" in search.stderr
+    try:
+        for _ in range(2):  # engine on: the first search starts it, the second is answered by it
+            search = subprocess.run([sys.executable, "-m", "wwt", "search", "--all", "joke file"], env=env,
+                                    capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+            assert search.returncode == 0 and "JOKE.md" in search.stdout, search.stderr
+            assert "words only" in search.stderr
+    finally:
+        if engine == "on":
+            subprocess.run([sys.executable, "-m", "wwt", "engine", "stop"], env=env, capture_output=True, timeout=60)

@@ -15,6 +15,11 @@ def main() -> None:
         from wwt.hook import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
+    if sys.argv[1:] == ["doctor"]:  # likewise: the checks without typer/rich (most of its time before)
+        from wwt.doctor import main as doctor_main
+
+        if (code := doctor_main()) is not None:
+            sys.exit(code)
     from wwt.entry import main as entry_main  # the engine's thin clients first, then the full CLI
 
     entry_main()

@@ -27,9 +27,9 @@ def _first_ingest(out) -> None:
         out.print(f"model: {info.model_dir} ({info.source})")
         backfill = True
     except ModelUnavailable as exc:  # archive and index by words now; vectors once the model is there
-        out.print(f"[yellow]model not available: {exc}[/]")
-        out.print("archiving and indexing by words now; searches answer by words until the model is there "
-                  "(`wwt model --fetch`, or WWT_MODEL_DIR), then the vectors are added by the next ingest")
+        out.print(f"[yellow]model not available ({exc}):[/] archiving and indexing by words now; searches answer "
+                  "by words until it is there (`wwt model --fetch`, or WWT_MODEL_DIR), then the next ingest adds "
+                  "the vectors", soft_wrap=True)  # one line, however narrow the terminal
         backfill = False
     from wwt.present import render_ingest_summary, rich_progress
 
@@ -128,18 +128,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def doctor() -> None:
         """Check hooks, MCP registration, model, store, worker and log; say what to fix."""
-        from wwt.doctor import exit_code, run_checks
+        from wwt.doctor import render, run_checks
 
-        out = _console()
-        findings = run_checks()
-        style = {"ok": "green", "info": "cyan", "warn": "yellow", "fail": "red"}
-        for f in findings:
-            out.print(f"[{style[f.status]}]{f.status:<4}[/] {f.area:<11} {f.message}", markup=True)
-            if f.fix and f.status != "ok":
-                out.print(f"     {'':<11} → {f.fix}")
-        code = exit_code(findings)
-        out.print("all good" if code == 0 else "something needs fixing (see above)")
-        raise typer.Exit(code)
+        raise typer.Exit(render(run_checks()))
 
     @app.command()
     def worker(

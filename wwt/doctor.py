@@ -65,16 +65,35 @@ def check_plugin(agent: ModuleType, plugin: agent_plugins.Installed) -> list[Fin
         out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false): the extension's "
                            "hooks do not run", "set hooksConfig.enabled to true in ~/.gemini/settings.json"))
     if agent is codex:
-        out.append(Finding(INFO, area, "Codex runs new hooks only after you trust them",
-                           "in Codex, open /hooks and trust the wwt plugin's Stop hook"))
+        out += check_codex_trust(plugin.ident)
     return out
 
 
-def check_folder_trust(agent: ModuleType) -> list[Finding]:
+TRUST_LEVELS = ("TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST")
+TRUSTED_FOLDERS_ENV = {"gemini-cli": "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "qwen-code": "QWEN_CODE_TRUSTED_FOLDERS_PATH"}
+
+
+def folder_trust_rule(rules: dict, folder: str) -> str | None:
+    """The trust level Gemini CLI (and Qwen Code, its fork) applies to ``folder``: of the rules whose folder —
+    for TRUST_PARENT the rule path's parent — is ``folder`` or above it (real paths), the one with the longest
+    rule path wins; None when none applies (Gemini CLI 0.61 ``LoadedTrustedFolders.isPathTrusted``)."""
+    location = os.path.realpath(folder)
+    best, best_len = None, -1
+    for rule_path, level in rules.items():
+        if level not in TRUST_LEVELS or not isinstance(rule_path, str) or not rule_path:
+            continue
+        base = os.path.expanduser(rule_path)
+        base = os.path.realpath(os.path.dirname(base) if level == "TRUST_PARENT" else base)
+        if (location == base or location.startswith(base.rstrip(os.sep) + os.sep)) and len(rule_path) > best_len:
+            best, best_len = level, len(rule_path)
+    return best
+
+
+def check_folder_trust(agent: ModuleType, folder: str | None = None) -> list[Finding]:
     """Gemini CLI and Qwen Code trust folders one by one (``~/.gemini/trustedFolders.json``,
     ``~/.qwen/trustedFolders.json``): in a folder not trusted, a headless run stops (Gemini: exit code 55) and
-    MCP servers, wwt's included, show as Disabled. Said when trust is not switched off and no folder is trusted
-    yet — whether the project at hand is trusted only the agent knows."""
+    MCP servers, wwt's included, show as Disabled. Judged for ``folder`` (the one doctor runs in) when trust is
+    not switched off, with the exact fix."""
     import json
 
     base = agent.config_dir()
@@ -88,15 +107,60 @@ def check_folder_trust(agent: ModuleType) -> list[Finding]:
     enabled = trust.get("enabled") if isinstance(trust, dict) else None
     if enabled is False or (enabled is None and agent is not gemini):
         return []
-    try:
-        trusted = json.loads((base / "trustedFolders.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        trusted = {}
-    if isinstance(trusted, dict) and any(v in ("TRUST_FOLDER", "TRUST_PARENT") for v in trusted.values()):
+    if agent is gemini and os.environ.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
         return []
-    return [Finding(INFO, agent.LABEL, "no trusted folder yet: where folder trust is on, wwt's MCP server is "
-                    "Disabled (and a headless run stops) in a folder not trusted",
-                    f"trust your project folders once (run {agent.BINARY} there and choose Trust, or /permissions)")]
+    path = Path(os.environ.get(TRUSTED_FOLDERS_ENV.get(agent.PLATFORM, "")) or base / "trustedFolders.json")
+    try:
+        rules = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        rules = {}
+    rules = rules if isinstance(rules, dict) else {}
+    try:
+        folder = folder or os.getcwd()
+    except OSError:
+        return []
+    level = folder_trust_rule(rules, folder)
+    if level in ("TRUST_FOLDER", "TRUST_PARENT"):
+        return [Finding(OK, agent.LABEL, f"folder trust: {folder} is trusted (wwt's MCP server is enabled there)")]
+    headless = " (headless: `gemini --skip-trust` or GEMINI_CLI_TRUST_WORKSPACE=true)" if agent is gemini else ""
+    if level == "DO_NOT_TRUST":
+        return [Finding(WARN, agent.LABEL, f"folder trust: you chose not to trust {folder}: wwt's MCP server is "
+                        "Disabled there and a headless run stops",
+                        f"change it in {agent.BINARY}'s /permissions, or set \"{folder}\" to \"TRUST_FOLDER\" in "
+                        f"{path}{headless}")]
+    none_yet = not any(v in ("TRUST_FOLDER", "TRUST_PARENT") for v in rules.values())
+    return [Finding(INFO, agent.LABEL, ("no trusted folder yet; " if none_yet else "") + f"folder trust: {folder} "
+                    "is not trusted: there wwt's MCP server shows Disabled and a headless run stops"
+                    + (" (exit 55)" if agent is gemini else ""),
+                    f"run {agent.BINARY} in your project folder once and choose Trust folder, or add "
+                    f"\"{folder}\": \"TRUST_FOLDER\" to {path} (a folder's entry covers everything under it)"
+                    f"{headless}")]
+
+
+def check_qwen_tool_search(server: dict | None) -> list[Finding]:
+    """Qwen Code 0.24 keeps MCP tools "deferred" behind its ``tool_search`` + ``tool_call`` bridge
+    (``tools.toolSearch.enabled``, on by default): the model sees no wwt tool until it searches for one, so a
+    question must make it look. Said unless the user turned the bridge off, preloads deferred tools
+    (``tools.toolSearch.threshold`` > 0), lists a wwt tool in ``tools.visible``, or marks the server
+    ``alwaysLoadTools``."""
+    import json
+
+    try:
+        settings = json.loads(qwen.settings_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    tools = settings.get("tools") if isinstance(settings, dict) else None
+    tools = tools if isinstance(tools, dict) else {}
+    search = tools.get("toolSearch") if isinstance(tools.get("toolSearch"), dict) else {}
+    visible = tools.get("visible") if isinstance(tools.get("visible"), list) else []
+    threshold = search.get("threshold")
+    if (search.get("enabled") is False or (isinstance(threshold, (int, float)) and threshold > 0)
+            or any("wwt" in str(v) for v in visible) or (server or {}).get("alwaysLoadTools") is True):
+        return []
+    return [Finding(INFO, qwen.LABEL, "Qwen Code lists MCP tools behind its tool_search tool: the model sees "
+                    "wwt's tools only after searching for them",
+                    "ask in words (\"search my memory for …\"), or set tools.toolSearch.threshold (e.g. 10) in "
+                    f"{qwen.settings_path()} so MCP tools are declared up front")]
 
 
 def check_agent(agent: ModuleType) -> list[Finding]:
@@ -126,14 +190,46 @@ def check_agent(agent: ModuleType) -> list[Finding]:
         out.append(Finding(OK, area, "MCP server registered"))
     if agent is gemini and not gemini.hooks_enabled():
         out.append(Finding(FAIL, area, "hooks are switched off (hooksConfig.enabled = false)", "run `wwt setup`"))
+    if agent is qwen and server:
+        out += check_qwen_tool_search(server)
     if agent is qwen and not qwen.hooks_enabled():
         out.append(Finding(FAIL, area, "hooks are switched off (disableAllHooks = true): turns are not captured",
                            f"remove disableAllHooks from {qwen.settings_path()} (it stops all your Qwen hooks)"))
     if agent is codex:
         if not codex.hooks_feature_enabled():
             out.append(Finding(FAIL, area, "hooks feature flag is off in config.toml", "run `wwt setup`"))
-        out.append(Finding(INFO, area, "Codex runs new hooks only after you trust them",
-                           "in Codex, open /hooks and trust the wwt Stop hook"))
+        out += check_codex_trust()
+    return out
+
+
+def check_codex_trust(plugin: str | None = None) -> list[Finding]:
+    """Codex runs a new or changed hook only once the user trusted it in ``/hooks``; it records that in
+    config.toml (``[hooks.state."<key>"] trusted_hash``), which ``codex.hook_trust`` compares with the hash Codex
+    computes for wwt's hooks today: asked only while one is not trusted."""
+    area = codex.LABEL
+    whose = "the wwt plugin's" if plugin else "wwt's"
+    try:
+        trust = codex.hook_trust(plugin=plugin)
+    except WwtError as exc:
+        return [Finding(WARN, area, f"cannot read hook trust: {exc}")]
+    out: list[Finding] = []
+    waiting = [e for e, s in trust.items() if s == codex.UNTRUSTED]
+    changed = [e for e, s in trust.items() if s == codex.CHANGED]
+    off = [e for e, s in trust.items() if s == codex.OFF]
+    trusted = [e for e, s in trust.items() if s == codex.TRUSTED]
+    if trusted:
+        out.append(Finding(OK, area, f"{' and '.join(trusted)} hook{'s' if len(trusted) > 1 else ''} trusted"))
+    if waiting:
+        out.append(Finding(INFO, area, f"Codex runs new hooks only after you trust them: {', '.join(waiting)} not "
+                           "trusted yet", f"in Codex, open /hooks and trust {whose} {' and '.join(waiting)} hook"
+                           f"{'s' if len(waiting) > 1 else ''}"))
+    if changed:
+        out.append(Finding(INFO, area, f"{whose} {' and '.join(changed)} hook changed since you trusted it "
+                           "(a new wwt path or setting): Codex waits for you to trust it again",
+                           "in Codex, open /hooks and trust it again"))
+    if off:
+        out.append(Finding(WARN, area, f"{whose} {' and '.join(off)} hook is switched off in Codex's /hooks: "
+                           "those turns are not captured", "in Codex, open /hooks and switch it on"))
     return out
 
 
@@ -341,4 +437,41 @@ def exit_code(findings: list[Finding]) -> int:
     return 1 if any(f.status == FAIL for f in findings) else 0
 
 
-__all__ = ["Finding", "run_checks", "exit_code", "check_agent", "check_plugin", "command_executable"]
+_COLOURS = {OK: "32", INFO: "36", WARN: "33", FAIL: "31"}  # green, cyan, yellow, red
+
+
+def render(findings: list[Finding], stream=None) -> int:
+    """Print the findings, one line each plus the fix, and return the exit code. Plain text (colour on a
+    terminal unless NO_COLOR): no rich, so ``wwt doctor`` runs without the CLI's imports, and a message holding
+    ``[brackets]`` (a path) is printed as it is, not read as markup."""
+    import sys
+
+    out = stream if stream is not None else sys.stdout
+    colour = getattr(out, "isatty", lambda: False)() and not os.environ.get("NO_COLOR")
+    lines = []
+    for f in findings:
+        status = f"{f.status:<4}"
+        if colour:
+            status = f"\033[{_COLOURS.get(f.status, '0')}m{status}\033[0m"
+        lines.append(f"{status} {f.area:<11} {f.message}")
+        if f.fix and f.status != OK:
+            lines.append(f"     {'':<11} → {f.fix}")
+    code = exit_code(findings)
+    lines.append("all good" if code == 0 else "something needs fixing (see above)")
+    out.write("\n".join(lines) + "\n")
+    out.flush()
+    return code
+
+
+def main() -> int | None:
+    """``wwt doctor`` without the CLI (typer, rich: most of its time before): the exit code, or None when
+    something unexpected happened — the full CLI then runs the checks again and reports it its usual way."""
+    try:
+        findings = run_checks()
+    except Exception:  # noqa: BLE001 - e.g. a refused data dir: the CLI's one-line error handling applies
+        return None
+    return render(findings)
+
+
+__all__ = ["Finding", "run_checks", "exit_code", "render", "main", "check_agent", "check_plugin",
+           "command_executable"]

@@ -411,6 +411,15 @@ def _spawn_detached(argv: list[str], env: dict[str, str] | None = None) -> int:
     return proc.pid
 
 
+SESSION_END_EVENTS = ("sessionend", "session_end")  # Claude/Gemini/Qwen/Codex "SessionEnd", Cursor "sessionEnd"
+
+
+def session_over(payload: dict[str, Any]) -> bool:
+    """The payload ends a session (nothing is written to its transcript afterwards)."""
+    event = payload.get("hook_event_name")
+    return isinstance(event, str) and event.replace("-", "_").lower() in SESSION_END_EVENTS
+
+
 def handle(platform: str, raw: str | dict[str, Any]) -> str:
     """Queue the transcript named in ``raw`` (JSON text, or fields already scanned from it) and make sure a
     worker will ingest it; returns a log line."""
@@ -420,6 +429,10 @@ def handle(platform: str, raw: str | dict[str, Any]) -> str:
     platform = normalise_platform(platform)
     payload = raw if isinstance(raw, dict) else parse_payload(raw)
     path, session_id = transcript_of(platform, payload)
+    if session_over(payload) and not os.path.lexists(path):
+        # e.g. every `claude mcp list` ends a session that never wrote its transcript: nothing will come, so
+        # no queue row, no worker, no engine start (a Stop for a missing file is queued: it may still appear)
+        return f"nothing to archive: {path[:300]} was never written ({platform} session end)"
     data_dir = paths.data_dir()
     with Store.open(paths.store_path()) as store:
         store.enqueue(path, platform, session_id)

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from filelock import FileLock, Timeout
-
 from wwt import limits, paths
 from wwt.errors import WwtError
 from wwt.setup import claude, cline, codex, copilot, cursor, gemini, opencode, qwen, roo
@@ -193,7 +191,9 @@ def render(plan: Plan) -> str:
     return "\n".join(parts) if parts else "# nothing to change\n"
 
 
-def setup_lock() -> FileLock:
+def setup_lock():  # -> filelock.FileLock; imported here: `wwt doctor` reads AGENTS from this module, never locks
+    from filelock import FileLock
+
     return FileLock(str(paths.data_dir() / "setup.lock"), mode=0o600)
 
 
@@ -270,8 +270,14 @@ def run(uninstall: bool = False, only: list[str] | None = None, dry_run: bool = 
         with setup_lock().acquire(timeout=lock_timeout):
             plan = build_plan(uninstall, only, use_agent_cli)
             return plan, apply_plan(plan)
-    except Timeout as exc:
+    except _lock_timeout() as exc:
         raise WwtError("another `wwt setup` is running; try again when it has finished") from exc
+
+
+def _lock_timeout() -> type[Exception]:
+    from filelock import Timeout
+
+    return Timeout
 
 
 __all__ = ["Plan", "build_plan", "render", "apply_plan", "run", "select_agents", "wwt_base_command"]
