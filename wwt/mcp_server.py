@@ -328,12 +328,13 @@ def ingest_session(path: str) -> str:
     summary = memory().ingest([target])
     fields = ("files_parsed", "sessions", "messages_added", "chunks_added", "chunks_embedded", "bad_lines")
     parts = [f"{f.replace('_', ' ')}: {getattr(summary, f)}" for f in fields if hasattr(summary, f)]
-    from wwt.present import pending_vectors_line
+    from wwt.present import pending_vectors_line, terminal_field
 
     pending = pending_vectors_line(summary.vectors_pending, summary.model_unavailable)
     if pending and summary.model_unavailable:  # otherwise the background worker embeds the rest as usual
         parts.append(pending)
-    return f"ingested {target}\n" + ("\n".join(parts) if parts else str(summary)[:500])
+    # the file's name is on disk, written by whoever wrote the log: on one line, like every archived field
+    return f"ingested {terminal_field(str(target))}\n" + ("\n".join(parts) if parts else str(summary)[:500])
 
 
 def get_session(session_id: str, start: int | None = None, end: int | None = None) -> str:
