@@ -369,7 +369,8 @@ def test_show_and_search_never_send_archived_control_characters_to_the_terminal(
         assert result.returncode == 0, result.stderr
         assert not [c for c in TERMINAL_CONTROLS if c in result.stdout], repr(result.stdout)
         assert "\\x1b]0;pwned\\x07" in result.stdout and "invoice\\u202etxt.exe" in result.stdout
-    assert re.search(r"\\x1b\[31m exits\\x9b0m early\.\s+see\nbelow", shown.stdout)  # tab (rich expands it), newline kept
+    # tab (rich expands it), newline kept (each line of a message after the gutter `│ `)
+    assert re.search(r"\\x1b\[31m exits\\x9b0m early\.\s+see\n│ below", shown.stdout)
     (hit,) = search_json("--all", "payments deploy invoice", home=home, model_dir=model_dir)["results"]
     stored = hit["chunks"][0]["text"]
     assert HOSTILE_QUESTION in stored and "\u202e" in stored and "\x1b[31m" in stored

@@ -526,7 +526,7 @@ def test_cli_ingest_reports_unrecognised_files_as_count_names_and_json(env, mode
     verbose = wwt("-v")
     assert verbose.returncode == 0, verbose.stderr[-500:]
     assert "2 file(s) not recognised as an agent log, skipped" in verbose.stdout
-    listed = [line.strip() for line in verbose.stdout.splitlines()]
+    listed = [line.strip().removeprefix("- ") for line in verbose.stdout.splitlines()]  # one name a line, after "- "
     assert str(env.logs / "tsconfig.json") in listed and str(env.logs / "app" / APP_LOG) in listed
     assert "episodic-memory__medium-conversation.jsonl: no conversation messages" in listed
     plain = wwt()

@@ -232,9 +232,10 @@ def test_mcp_tool_calls_and_subtask_results_are_kept(tmp_path):
     ]), encoding="utf-8")
     (session,), _ = run_parser(ClineParser(), task / "ui_messages.json")
     call = next(m for m in session.messages if m.kind == "tool_call")
-    assert call.tool_name == "set_theme" and "Default Dark Modern" in call.text
+    # the server stays in the name (wwt/own_tools.py: wwt's own calls are told by it)
+    assert call.tool_name == "editor-bridge__set_theme" and "Default Dark Modern" in call.text
     results = [(m.tool_name, FLAG_ERROR in m.flags) for m in session.messages if m.kind == "tool_result"]
-    assert results == [("set_theme", True), ("new_task", False)]
+    assert results == [("editor-bridge__set_theme", True), ("new_task", False)]
 
 
 @pytest.mark.parametrize("variable", ["CLINE_DATA_DIR", "CLINE_DIR"])

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message, time_key
-from wwt.own_tools import is_own_tool, quotes
+from wwt.own_tools import is_wwt_reply, is_wwt_tool, unquoted
 from wwt.parsers.common import NAMES_CHARS, names_note
 
 WINDOW_TURNS = 6
@@ -158,16 +158,25 @@ def build_turns(messages: Sequence[Message], seqs: Sequence[int] | None = None) 
     seqs = list(seqs) if seqs is not None else list(range(len(messages)))
     turns: list[Turn] = []
     pending: Turn | None = None  # context seen before the first turn
-    recalled = ""  # the last wwt tool result of this exchange: an answer quoting it is not this session's content
+    # wwt's own tool results since the user last spoke: an answer repeating them is not this session's content
+    recalled: list[str] = []
+    calls: dict[str | None, tuple[list[str], int]] = {}  # a tool's last call piece: its result may prove it wwt's
 
     for m, seq in zip(messages, seqs, strict=True):
         is_summary = FLAG_COMPACTION_SUMMARY in m.flags
         text = m.text or ""
-        if m.kind == "tool_result" and is_own_tool(m.tool_name):
-            recalled = text
+        own = m.kind in ("tool_call", "tool_result") and (
+            is_wwt_tool(m.tool_name) or (m.kind == "tool_result" and is_wwt_reply(text)))
+        if own and m.kind == "tool_result":
+            recalled.append(text)
+            if m.tool_name in calls:  # a bare-named call (`search_memory`) its reply shows to be wwt's: its query out
+                context, index = calls.pop(m.tool_name)
+                context[index] = f"$ {m.tool_name}"
         elif m.kind == "text" and m.role == "user":
-            recalled = ""
-        if m.kind == "text" and m.role == "assistant" and recalled and quotes(text, recalled):
+            recalled = []
+        if m.kind == "text" and m.role == "assistant" and not is_summary and (recalled or is_wwt_reply(text)):
+            text = unquoted(text, "\n".join(recalled))  # what it says of its own; "" when it mostly quotes
+        if m.kind == "text" and not text.strip():
             piece = None
         elif m.kind == "text" and not is_summary:
             prose, code = split_code_blocks(strip_tags(text))
@@ -185,10 +194,16 @@ def build_turns(messages: Sequence[Message], seqs: Sequence[int] | None = None) 
             piece = "\n".join([piece, *code]).strip()
         elif is_summary:
             piece = "summary: " + bound_middle(text, SUMMARY_CHARS, 0)
-        elif m.kind in ("tool_call", "tool_result") and is_own_tool(m.tool_name):
+        elif own:
             piece = f"$ {m.tool_name}" if m.kind == "tool_call" else ""  # wwt's own recall: archived, not indexed
         elif m.kind == "tool_call":
             piece = f"$ {m.tool_name or 'tool'}: {bound_middle(text, TOOL_CALL_CHARS, 0)}"
+            target = turns[-1] if turns else pending
+            if target is None:
+                pending = target = Turn(role="context", text="")
+            calls[m.tool_name] = (target.context, len(target.context))
+            _attach(target, m, seq, piece)
+            continue
         elif m.kind == "tool_result":
             head = ERROR_RESULT_HEAD if FLAG_ERROR in m.flags else TOOL_RESULT_HEAD
             label = "error" if FLAG_ERROR in m.flags else "output"

@@ -11,7 +11,6 @@ live in ``wwt.limits`` (shared with the MCP server).
 from __future__ import annotations
 
 import re
-import shlex
 import sys
 import threading
 from datetime import datetime, time, timedelta
@@ -278,6 +277,7 @@ def show(
     from rich.markup import escape
 
     from wwt.present import render_session, terminal_safe
+    from wwt.search import shell_word
 
     check_range("--start", start, 0, limits.MAX_POSITION)
     check_range("--limit", limit, 1, limits.MAX_MESSAGES_PAGE)
@@ -298,7 +298,7 @@ def show(
     if shown_to < total:
         console.print(
             f"[dim]messages {start}–{shown_to - 1} of {total}; next page: "
-            f"wwt show {escape(terminal_safe(shlex.quote(view.session.session_id)))} --start {shown_to} --limit {limit}[/]",
+            f"wwt show {escape(terminal_safe(shell_word(view.session.session_id)))} --start {shown_to} --limit {limit}[/]",
             soft_wrap=True,
         )
 

@@ -7,18 +7,17 @@ so Korean/Chinese excerpts wrap correctly inside 80–120 columns.
 from __future__ import annotations
 
 import re
-import shlex
 from datetime import datetime
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
-from rich.padding import Padding
 from rich.text import Text
 
 from wwt.limits import clip
 from wwt.models import PLATFORM_NAMES, Filters
-from wwt.search import RESUME_COMMANDS, SearchOutcome, SessionHit, weak_notice
+from wwt.search import RESUME_COMMANDS, SearchOutcome, SessionHit, shell_word, weak_notice
 from wwt.search import resume_line as _resume_line
 from wwt.store import QUEUE_MAX_ATTEMPTS
 
@@ -26,25 +25,42 @@ JSON_SCHEMA_VERSION = 1
 MESSAGE_CHARS = 2000  # `wwt show` cuts longer messages unless --full
 
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"  # embeddings, overrides, isolates
-# C0 but tab/newline, DEL, C1 (ESC starts colour/cursor/title sequences; C1 0x9b is a one-byte CSI), bidi controls
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + BIDI_CONTROLS + "]")
+LINE_SEPARATORS = "\u2028\u2029"  # not a terminal's line break, but Python's, an LLM reader's and some editors'
+# C0 but tab/newline (VT, FF, CR, the C0 separators), DEL, C1 (ESC starts colour/cursor/title sequences; C1 0x9b
+# is a one-byte CSI; NEL 0x85 ends a line), bidi controls, the Unicode line/paragraph separators
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + BIDI_CONTROLS + LINE_SEPARATORS + "]")
 REPAIR_COUNTS = ("lexical_added", "lexical_removed", "vector_added", "vector_removed")
 
 
 def terminal_safe(text: str) -> str:
     """Archived text may carry NUL, ESC sequences or bidi overrides that recolour, move the cursor, retitle or
-    visibly reorder (spoof) what a terminal shows: each becomes a visible escape (``\\x1b``, ``\\u202e``).
-    Newlines and tabs stay; CRLF becomes a newline. For display only: stored text is never changed."""
+    visibly reorder (spoof) what a terminal shows: each becomes a visible escape (``\\x1b``, ``\\u202e``), as
+    does every line break but the newline (CR, VT, FF, NEL, U+2028/2029). Newlines and tabs stay; CRLF becomes a
+    newline. For display only: stored text is never changed."""
     return _UNSAFE.sub(_visible_escape, text.replace("\r\n", "\n"))
 
 
-_LINE_BREAKS = re.compile("[\n\u2028\u2029]")
+FIELD_CHARS = 60  # an archived name (project, branch, tool) on a terminal line: longer ones are cut
 
 
-def terminal_field(text: str) -> str:
-    """An archived field shown on one line (project, branch, title, cwd, tool name): ``terminal_safe`` and its
-    line breaks as visible escapes too, so a log cannot forge a line of its own (a fake ``resume:``) under it."""
-    return _LINE_BREAKS.sub(_visible_escape, _UNSAFE.sub(_visible_escape, text))
+def terminal_field(text: str, limit: int | None = None) -> str:
+    """An archived field shown on one line (project, branch, title, cwd, tool name, file name): ``terminal_safe``
+    and its newlines as visible escapes too, so a log cannot forge a line of its own (a fake ``resume:``) under
+    it; cut to ``limit`` characters when given."""
+    shown = _UNSAFE.sub(_visible_escape, text).replace("\n", "\\x0a")
+    return shown if limit is None or len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+def print_quoted(console: Console, text: Text, first: str, rest: str) -> None:
+    """Archived text (an excerpt, a message) with a prefix wwt chose on every line — its own lines and the
+    renderer's wraps alike — so no line of it can pass for wwt's own (a ``resume: curl … | sh`` the log wrote,
+    or one a wrap at the right width would put first on a line). ``first`` and ``rest`` are as wide."""
+    width = max(8, console.width - cell_len(first))
+    for i, line in enumerate(text.wrap(console, width)):
+        out = Text(first if i == 0 else rest, style="dim")
+        out.append_text(line)
+        out.rstrip()
+        console.print(out, soft_wrap=True)
 
 
 def _visible_escape(match: re.Match[str]) -> str:
@@ -87,7 +103,7 @@ def no_resume_reason(hit: SessionHit) -> str:
     """Why a hit has no resume line, for the terminal — and, since the id is then shown nowhere else, the
     (quoted) command that reads the session."""
     name = PLATFORM_NAMES.get(hit.platform, hit.platform)
-    show = f"; read it with: wwt show {shlex.quote(hit.session_id)}" if len(hit.session_id) <= 200 else ""
+    show = f"; read it with: wwt show {shell_word(hit.session_id)}" if len(hit.session_id) <= 200 else ""
     if hit.platform in RESUME_COMMANDS:
         return f"not offered: the session id is not a {name} session id{show}"
     return f"not supported for {name}{show}"
@@ -132,23 +148,25 @@ def render_hits(
     if outcome.weak:
         console.print(f"[yellow]{escape(terminal_safe(weak_notice(outcome)))}[/]")
     for rank, hit in enumerate(outcome.hits, 1):
+        # one line each, never wrapped (a wrap could put a field's "resume: …" first on a line): cut instead
         header = Text(f"{rank}. ", style="bold")
-        header.append(terminal_field(hit.project or "(no project)"), style="bold cyan")
+        header.append(terminal_field(hit.project or "(no project)", FIELD_CHARS), style="bold cyan")
         if hit.git_branch:
-            header.append(f" @{terminal_field(hit.git_branch)}", style="magenta")
-        header.append(f"  {PLATFORM_NAMES.get(hit.platform, hit.platform)}", style="green")
+            header.append(f" @{terminal_field(hit.git_branch, FIELD_CHARS)}", style="magenta")
+        header.append(f"  {terminal_field(PLATFORM_NAMES.get(hit.platform, hit.platform))}", style="green")
         header.append(f"  {format_when(hit.started_at)}", style="dim")
         header.append(f"  score {hit.score:.3f}", style="dim")
-        console.print(header)
+        console.print(header, overflow="ellipsis", no_wrap=True)
         if hit.title:
-            console.print(Text(f"   {terminal_field(hit.title)}", style="italic"), overflow="ellipsis", no_wrap=True)
+            title = Text("   title: ", style="dim")
+            title.append(terminal_field(hit.title), style="italic")
+            console.print(title, overflow="ellipsis", no_wrap=True)
         for chunk in hit.chunks:
-            body = Text("› ", style="dim")
-            body.append_text(Text(terminal_safe(chunk.text)))
+            body = Text(terminal_safe(chunk.text))
             if terms:
                 body.highlight_words(terms, style="bold yellow", case_sensitive=False)
             body.append(f"  [{terminal_field(str(chunk.chunk_id))} {format_when(chunk.start_ts)}]", style="dim")
-            console.print(Padding(body, (0, 0, 0, 3)))
+            print_quoted(console, body, "   › ", "   │ ")
         resume = resume_line(hit)
         # soft_wrap: never break the command with a newline, so it copy-pastes whole
         resume = terminal_field(resume or no_resume_reason(hit))
@@ -157,19 +175,24 @@ def render_hits(
 
 
 def render_session(console: Console, view: Any, full: bool = False) -> None:
+    """A conversation for the terminal. Archived fields sit after a label on one line each (soft-wrapped: a
+    terminal may fold them, but they copy whole); message text has the gutter ``│`` on every line."""
     row = view.session
-    header = Text(terminal_field(row.session_id), style="bold")
-    header.append(f"  {PLATFORM_NAMES.get(row.platform, row.platform)}", style="green")
+    header = Text("session ", style="dim")
+    header.append(terminal_field(row.session_id), style="bold")
+    header.append(f"  {terminal_field(PLATFORM_NAMES.get(row.platform, row.platform))}", style="green")
     if getattr(row, "project", None):
         header.append(f"  {terminal_field(row.project)}", style="cyan")
     if getattr(row, "git_branch", None):
         header.append(f" @{terminal_field(row.git_branch)}", style="magenta")
     header.append(f"  {format_when(getattr(row, 'started_at', None))}", style="dim")
-    console.print(header)
+    console.print(header, soft_wrap=True)
     if getattr(row, "title", None):
-        console.print(Text(terminal_field(row.title), style="italic"))
+        title = Text("title: ", style="dim")
+        title.append(terminal_field(row.title), style="italic")
+        console.print(title, soft_wrap=True)
     if getattr(row, "cwd", None):
-        console.print(Text(f"cwd: {terminal_field(row.cwd)}", style="dim"))
+        console.print(Text(f"cwd: {terminal_field(row.cwd)}", style="dim"), soft_wrap=True)
     console.print()
     for message in view.messages:
         label = Text(f"[{message.seq}] ", style="dim")
@@ -177,16 +200,16 @@ def render_session(console: Console, view: Any, full: bool = False) -> None:
         if message.kind != "text":
             label.append(f" {message.kind}", style="yellow")
         if getattr(message, "tool_name", None):
-            label.append(f" {terminal_field(message.tool_name)}", style="yellow")
+            label.append(f" {terminal_field(message.tool_name, FIELD_CHARS)}", style="yellow")
         flags = getattr(message, "flags", None)
         if flags:
             label.append(f" ({', '.join(sorted(flags))})", style="dim")
         label.append(f"  {format_when(message.timestamp)}", style="dim")
-        console.print(label)
+        console.print(label, soft_wrap=True)
         text = message.text or ""
         if not full and len(text) > MESSAGE_CHARS:
             text = text[:MESSAGE_CHARS] + f"… ({len(text) - MESSAGE_CHARS} more chars; --full shows all)"
-        console.print(Text(terminal_safe(text)))
+        print_quoted(console, Text(terminal_safe(text)), "│ ", "│ ")
         console.print()
 
 
@@ -214,7 +237,8 @@ def render_status(console: Console, info: dict[str, Any], model: dict[str, Any] 
         )
         for platform, counts in sorted((info.get("per_platform") or {}).items()):
             console.print(
-                f"  {PLATFORM_NAMES.get(platform, platform):<12} sessions {counts.get('sessions', 0):>6}"
+                f"  {terminal_field(PLATFORM_NAMES.get(platform, platform), FIELD_CHARS):<12} "
+                f"sessions {counts.get('sessions', 0):>6}"
                 f"   chunks {counts.get('chunks', 0):>7}"
             )
         console.print(
@@ -273,7 +297,7 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
         console.print(f"[yellow]{unrecognised} file(s) not recognised as an agent log, skipped{hint}[/]")
         if verbose:
             for name in getattr(summary, "unrecognised", None) or []:
-                console.print(Text(f"  {terminal_field(name)}", style="dim"), soft_wrap=True)  # one path a line
+                console.print(Text(f"  - {terminal_field(name)}", style="dim"), soft_wrap=True)  # one path a line
             if unrecognised > len(getattr(summary, "unrecognised", None) or []):
                 console.print(Text("  …", style="dim"))
     vectors = pending_vectors_line(g("vectors_pending"), getattr(summary, "model_unavailable", None))
@@ -285,7 +309,7 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
     notes = getattr(summary, "notes", None) or []
     if verbose:
         for note in notes:
-            console.print(Text(f"  {terminal_field(note)}", style="dim"))
+            console.print(Text(f"  - {terminal_field(note)}", style="dim"), soft_wrap=True)
     elif notes:
         console.print(f"[dim]{len(notes)} per-file note(s); -v shows them[/]")
 
@@ -374,10 +398,11 @@ class rich_progress:  # noqa: N801 - used as a context manager like rich's own h
         now = time.monotonic()
         if self._vector_start is None:
             self._vector_start = (now, done)
-            self._progress.console.print(
-                f"searchable by words now; embedding {total - done:,} chunk(s) for search by meaning "
-                "(`wwt ingest --pause` pauses it)"
-            )
+            if total > done:  # nothing to embed: no notice
+                self._progress.console.print(
+                    f"searchable by words now; embedding {total - done:,} chunk(s) for search by meaning "
+                    "(`wwt ingest --pause` pauses it)"
+                )
         t0, d0 = self._vector_start
         rate = (done - d0) / (now - t0) if now > t0 else 0.0
         label = f"{rate:.1f} chunks/s" if rate > 0 else ""

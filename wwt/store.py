@@ -23,6 +23,7 @@ from pathlib import Path
 from wwt import paths
 from wwt.errors import StoreError, UsageError, out_of_space
 from wwt.models import FLAG_SUBAGENT, Filters, Message, Session, time_key
+from wwt.own_tools import QUOTED_NOTICE
 
 APP_ID = "whatwasthat"
 SCHEMA_VERSION = 6
@@ -140,9 +141,10 @@ CREATE INDEX chunks_embed ON chunks(embed_hash, end_ts, start_ts);
 # session's content (wwt/own_tools.py): the sessions holding them are re-chunked by the next ingest.
 _V6 = """
 INSERT OR IGNORE INTO dirty_sessions(session_id)
-    SELECT DISTINCT session_id FROM messages WHERE kind IN ('tool_call', 'tool_result') AND (
+    SELECT DISTINCT session_id FROM messages WHERE (kind IN ('tool_call', 'tool_result') AND (
         tool_name LIKE '%search_memory' OR tool_name LIKE '%search_all' OR tool_name LIKE '%get_session'
-        OR tool_name LIKE '%ingest_session');
+        OR tool_name LIKE '%ingest_session' OR tool_name LIKE '%wwt%'))
+        OR (kind IN ('tool_result', 'text') AND instr(text, '""" + QUOTED_NOTICE.replace("'", "''") + """') > 0);
 """
 
 MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5, 6: _V6}

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, Message, ParseReport, Session
+from wwt.own_tools import qualified_tool
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.cline_history import finish_task, looks_like_history, parse_history
 from wwt.parsers.cline_sessions import MESSAGES_SUFFIX as SESSION_SUFFIX
@@ -229,6 +230,8 @@ def _message(native: str, kind: Any, rtype: str, text: str, ts: str | None, repo
     if kind == "use_mcp_server" and rtype == "ask":
         body = _json(text)
         name = body.get("toolName") if isinstance(body.get("toolName"), str) else "use_mcp_server"
+        if isinstance(body.get("serverName"), str) and name != "use_mcp_server":  # the server stays visible
+            name = qualified_tool(body["serverName"], name)
         args = body.get("arguments") if body.get("arguments") not in (None, "", "{}") else body.get("uri")
         return Message(native, "assistant", "tool_call", nfc(render_tool_call(name, args)), ts, tool_name=name)
     if kind in RESULT_SAYS and rtype == "say" and text.strip():

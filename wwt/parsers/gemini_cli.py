@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from wwt.models import FLAG_ERROR, FLAG_SUBAGENT, Message, ParseReport, Session, earliest, latest
+from wwt.own_tools import qualified_tool
 from wwt.parsers.common import (
     bound_text,
     iso_timestamp,
@@ -582,6 +583,10 @@ def _thought_text(thought: dict[str, Any]) -> str:
     return subject or description
 
 
+# an MCP tool's ``displayName`` as Gemini CLI (and Qwen Code) write it: ``<tool> (<server> MCP Server)``
+_MCP_DISPLAY = re.compile(r"(\S+) \((\S+) MCP Server\)")
+
+
 def _tool_call_messages(
     msg_id: str,
     index: int,
@@ -591,6 +596,9 @@ def _tool_call_messages(
     flags: frozenset[str],
 ) -> list[Message]:
     name = call.get("name") if isinstance(call.get("name"), str) else "tool"
+    server = _MCP_DISPLAY.fullmatch(call["displayName"]) if isinstance(call.get("displayName"), str) else None
+    if server and server.group(1) == name:  # an MCP tool under its bare name: keep its server (wwt/own_tools.py)
+        name = qualified_tool(server.group(2), name)
     call_id = str(call.get("id") or f"{msg_id}:{index}")
     call_ts = iso_timestamp(call.get("timestamp")) or ts
     out = [
