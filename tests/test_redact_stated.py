@@ -91,6 +91,13 @@ ABOUT = [
     "fetch('/api/me', { credentials: 'include' })",
     "password_field = forms.CharField(widget=forms.PasswordInput)",
     "token = get_token()",
+    # found by benchmarks/redact_false_positives.py in the stdlib and installed packages
+    "#   token          = 1*tchar",
+    "        authorization = base64.decodebytes(authorization).decode('ascii')",
+    "   >>> C.output()\n   'Set-Cookie: sugar=wafer\\r\\nSet-Cookie: vienna=finger'",
+    "    - 'github://org:repo@/precip/catalog.yml', where the org and repo are",
+    '        "refresh_token": "hf_oauth__refresh_token",',
+    'token = r"[-!#$%&\'*+.^_`|~0-9a-zA-Z]+"',
 ]
 
 
