@@ -96,6 +96,7 @@ ABOUT = [
     "        authorization = base64.decodebytes(authorization).decode('ascii')",
     "   >>> C.output()\n   'Set-Cookie: sugar=wafer\\r\\nSet-Cookie: vienna=finger'",
     "    - 'github://org:repo@/precip/catalog.yml', where the org and repo are",
+    "   >>> print(C.output(header=\"Cookie:\"))\n   Cookie: rocky=road; Path=/cookie",
     '        "refresh_token": "hf_oauth__refresh_token",',
     'token = r"[-!#$%&\'*+.^_`|~0-9a-zA-Z]+"',
 ]

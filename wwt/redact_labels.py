@@ -282,7 +282,8 @@ _COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookie[ \t]*:[ \t]*(?=[^\s=;,'\"]+
 _COOKIE_VALUE = re.compile(r"[^\n'\"\\]+")
 
 
-_COOKIE_PAIR = re.compile(r"[^\s=;,]+=\"?([^;\s\"]*)")
+_COOKIE_PAIR = re.compile(r"([^\s=;,]+)=\"?([^;\s\"]*)")
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "version", "comment", "priority"})
 
 
 def _cookie(text: str) -> list[Span]:
@@ -294,7 +295,7 @@ def _cookie(text: str) -> list[Span]:
         value = _COOKIE_VALUE.match(text, m.end())
         if value and len(value.group().strip()) >= 4 and any(
                 len(v) >= 16 or len(v) >= 6 and any(c.isdigit() or c in "%+/" for c in v)
-                for v in _COOKIE_PAIR.findall(value.group())):
+                for n, v in _COOKIE_PAIR.findall(value.group()) if n.lower() not in _COOKIE_ATTRIBUTES):
             spans.append((value.start(), value.start() + len(value.group().rstrip()), "cookie"))
     return spans
 
