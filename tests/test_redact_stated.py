@@ -23,6 +23,8 @@ STATED = [
     ("ko-copula-word", "회사 와이파이 비번은 sunflower야", "sunflower"),
     ("ko-copula-polite", "테스트 계정 비밀번호는 bluewhale입니다", "bluewhale"),
     ("ko-set-to-word", "패스워드를 moonlight로 설정해 뒀어요", "moonlight"),
+    ("ko-colon-word", "테스트 서버 접속 정보\n비밀번호: sunflower\n포트: 2222", "sunflower"),
+    ("ko-colon-word-particle", "관리자 비번 = moonlight로 로그인하면 돼", "moonlight"),
     ("ko-secret-key-copula", "스테이징 시크릿 키는 Zx8Kq2LmP9vR4tZ8 이에요", "Zx8Kq2LmP9vR4tZ8"),
     # English spaced labels (dashboards, READMEs, chat)
     ("en-api-key-colon", "API Key: 9f8e7d6c5b4a39281706f5e4d3c2b1a0", "9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
@@ -74,6 +76,11 @@ ABOUT = [
     "비밀번호는 hash야, 평문 아님",
     "비밀번호를 잊어버렸어요",
     "비밀번호는 8자 이상이어야 합니다",
+    "비밀번호: required",
+    "비밀번호: 필수, 8자 이상",
+    "API 키: YOUR_API_KEY",
+    "암호: hashed",
+    "비밀번호: bcrypt로 해시",
     # English states and code
     "the password is incorrect.",
     "the password is required",

@@ -96,6 +96,8 @@ _KO_STATED = re.compile(
     r"|[ \t]?(?:으로|로)[ \t]?(?:바꿨|바꿔|바꾸|바꿈|변경|설정|지정|정했|정해|해[ \t]?놨|해[ \t]?뒀|해[ \t]?둠|만들)"
 )
 _KO_WORD = re.compile(r"[A-Za-z][A-Za-z_-]{3,63}")
+_KO_LABELLED = re.compile(r"[:：=]")  # `비밀번호: sunflower` — a label and its value, like a form
+_KO_WORD_END = re.compile(r"[ \t]*(?:$|\n|\\n|[.,;!)]|[^\x00-\x7f])")  # the line, or a Korean particle, after it
 _KO_NOT_WORDS = frozenset({"hash", "hashed", "plain", "plaintext", "text", "string", "public", "private", "secret",
                            "password", "token", "bearer", "basic", "config", "salt", "random", "default", "optional"})
 
@@ -106,8 +108,9 @@ def _korean(text: str) -> list[Span]:
         found = _value_span(text, m.end())
         if found is None:
             word = _KO_WORD.match(text, m.end())
-            if word and _KO_STATED.match(text, word.end()) and word.group().lower() not in _KO_NOT_WORDS \
-                    and word.group().lower() not in _DENY_WORDS and not _TECH.fullmatch(word.group().lower()):
+            if word and (_KO_STATED.match(text, word.end()) or _KO_LABELLED.search(m.group())
+                         and _KO_WORD_END.match(text, word.end())) \
+                    and word.group().lower() not in _KO_NOT_WORDS and _prose_word(word.group()):
                 found = word.span()
         if found:
             kind = "password" if m.group().startswith(("비밀번호", "비번", "패스워드", "암호")) else "secret"
