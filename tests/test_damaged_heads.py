@@ -111,8 +111,11 @@ def _place(tmp_path: Path, log: Log, data: bytes) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _no_redaction(monkeypatch):
-    monkeypatch.setenv("WWT_REDACT", "0")  # compared with the parser's own output, which is not redacted
+def _no_redaction(monkeypatch, tmp_path):
+    from wwt.settings import save
+
+    monkeypatch.setenv("WWT_HOME", str(tmp_path))
+    save("redact", False)  # compared with the parser's own output, which is not redacted
 
 
 @pytest.mark.parametrize("damage", list(DAMAGES))

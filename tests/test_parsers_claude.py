@@ -343,8 +343,11 @@ def test_secrets_are_redacted_in_prompts_and_tool_output():
     assert report.redactions >= 5
 
 
-def test_redaction_can_be_disabled(monkeypatch):
-    monkeypatch.setenv("WWT_REDACT", "0")
+def test_redaction_can_be_disabled(monkeypatch, tmp_path):
+    from wwt.settings import save
+
+    monkeypatch.setenv("WWT_HOME", str(tmp_path))
+    save("redact", False)  # the data dir's setting (`wwt config redact off`), not the environment
     sessions, report = parse_file(MINE / "secrets.jsonl")
     assert "AKIAIOSFODNN7EXAMPLE" in user_texts(sessions[0])[0] and report.redactions == 0
 

@@ -267,9 +267,8 @@ def test_real_agent_logs_hold_no_secret_and_come_out_unchanged(monkeypatch: pyte
     shared = Path(os.environ.get("WWT_SHARED", "/work/shared")) / "fixtures" / "real"
     if not shared.is_dir():
         pytest.skip(f"real fixtures not found under {shared}")
-    monkeypatch.setenv("WWT_REDACT", "0")  # every message text as the agents wrote it
     texts = [m.text for path in sorted(shared.rglob("*.json*")) if not path.name.endswith(".meta.json")
-             for s in parse_file(path)[0] for m in s.messages]
+             for s in parse_file(path, redact=False)[0] for m in s.messages]  # as the agents wrote them
     assert len(texts) > 300 and sum(map(len, texts)) > 200_000
     changed = [(t, redact(t)[0]) for t in texts if redact(t)[1]]
     assert not changed, json.dumps(changed[:3])[:600]
@@ -391,9 +390,8 @@ SCREEN_EDGES = [
 def _message_texts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from wwt.parsers import parse_file
 
-    monkeypatch.setenv("WWT_REDACT", "0")
     return [m.text for path in sorted(REAL_FIXTURES.rglob("*.json*")) if not path.name.endswith(".meta.json")
-            for s in parse_file(path)[0] for m in s.messages]
+            for s in parse_file(path, redact=False)[0] for m in s.messages]
 
 
 def test_screening_never_changes_what_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:

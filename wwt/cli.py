@@ -173,6 +173,10 @@ def ingest(
             raise UsageError(f"cannot use {echo(path)}: {exc.strerror or exc}") from None
         if not present:
             raise UsageError(f"no such file or folder: {echo(path)}")
+    from wwt.settings import env_note
+
+    if note := env_note():  # WWT_REDACT=0 turned redaction off before: say that it no longer does
+        err_console.print(f"[yellow]{note}[/]", soft_wrap=True)
     memory = _memory()
     if pause or resume:
         if pause and resume:
@@ -399,11 +403,13 @@ def forget(
 
 # ---------------------------------------------------------------------------------------------- integrations
 
+from wwt.cli_config import register as _register_config  # noqa: E402
 from wwt.cli_integrations import register as _register_integrations  # noqa: E402
 from wwt.engine.commands import register as _register_engine  # noqa: E402
 
 _register_integrations(app)
 _register_engine(app)
+_register_config(app)
 
 
 # ---------------------------------------------------------------------------------------------- entry point

@@ -416,6 +416,21 @@ def check_runtime() -> list[Finding]:
     return []
 
 
+def check_redaction() -> list[Finding]:
+    """Redaction off in this data dir is said every time (it changes what every process stores), and a
+    ``WWT_REDACT`` that someone still expects to work."""
+    from wwt.settings import env_note, redaction_on, settings_path
+
+    findings = []
+    if not redaction_on():
+        findings.append(Finding(WARN, "privacy", f"redaction is off for this data dir ({settings_path()}): secrets "
+                                "in agent logs are archived as written", "`wwt config redact on`"))
+    note = env_note()
+    if note:
+        findings.append(Finding(INFO, "privacy", note))
+    return findings
+
+
 def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
     chosen = agents if agents is not None else [a for a in AGENTS if a.detected()]
     findings: list[Finding] = []
@@ -427,7 +442,7 @@ def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
         if agent in (gemini, qwen):  # plugin or setup alike: trust is the agent's own setting
             findings += check_folder_trust(agent)
     runtime = check_runtime()
-    findings += runtime + check_log_folders() + check_model()
+    findings += runtime + check_log_folders() + check_model() + check_redaction()
     if not any(f.area == "data dir" for f in runtime):  # a refused data dir is not opened
         findings += check_store() + check_indexes() + check_log()
     return findings

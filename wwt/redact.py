@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from wwt.redact_labels import redact_labelled
+from wwt.redact_labels import redact_labelled, redact_stated
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,8 @@ def _typed_value(value: str) -> bool:
     value = value.strip("'\"")
     return bool(value) and not value.startswith("$") and not any(c in value for c in "<>{}[]*") and "$(" not in value \
         and value.lower() not in (
-        "pass", "pwd", "password", "token", "secret", "test", "x", "xxx")
+        "pass", "pwd", "password", "token", "secret", "test", "x", "xxx", "passwd", "mypassword", "yourpassword",
+        "repo")  # `github://org:repo@` (fsspec's documented form), `smb://myuser:mypassword@host` in docs
 
 
 # A token starts at a word boundary: the character before it is not a letter, digit, `_` or `-` (a JSON escape
@@ -237,7 +238,7 @@ RULES: tuple[Rule, ...] = (
         "auth_header",
         re.compile(
             r"(?i)(?P<keep>\bauthorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?(?!bearer\b|basic\b|negotiate\b)"
-            r"(?:(?:token|api-token|apikey|sso-key)[ \t]+)?)(?P<secret>[\w~+/.=\-]{12,})"
+            r"(?:(?:token|api-token|apikey|sso-key)[ \t]+)?)(?P<secret>[\w~+/.=\-]{12,})(?![\w~+/.=\-(])"
         ),
         ("uthorization", "UTHORIZATION"),
         _has_digit,
@@ -523,7 +524,7 @@ def _placeholder(value: str) -> bool:
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
-_WORDS = re.compile(r"[A-Za-z]+(?:[-_ ][A-Za-z]+)*")
+_WORDS = re.compile(r"[A-Za-z]+(?:[-_ ]+[A-Za-z]+)*")  # `hf_oauth__refresh_token` is words too
 _CASE_CHANGE = re.compile(r"[a-z][A-Z]")
 
 
@@ -547,7 +548,8 @@ def _value_is_secret(value: str, kind: str, quoted: bool, literal: bool) -> bool
             return False  # `token=token_value`, `--password options`
         if _IDENTIFIER.fullmatch(value) and ("_" in value or _CASE_CHANGE.search(value)):
             return False  # a snake_case / camelCase variable even where a literal is expected
-    elif not literal and not (_has_digit(value) and any(c.isalpha() for c in value) and len(value) >= 6):
+    elif not literal and not (_has_digit(value) and any(c.isalpha() for c in value) and len(value) >= 6) \
+            or not literal and "*" in value:  # `token = 1*tchar` (a grammar), a glob
         return False
     return True
 
@@ -673,9 +675,10 @@ def redact(text: str) -> tuple[str, int]:
     text, labelled = redact_labelled(text)
     cues = _cues(text)
     if cues is None:
-        return text, labelled
+        return text, labelled  # no `key`, `token` or `secret` either: nothing for redact_stated
     text, count = _redact_cued(text, *cues)
-    return text, count + labelled
+    text, stated = redact_stated(text)
+    return text, count + labelled + stated
 
 
 def _view(text: str) -> tuple[str | bytes, str | bytes]:
@@ -730,7 +733,8 @@ def redact_unscreened(text: str) -> tuple[str, int]:
     text, count = _redact_cued(text, frozenset(t for t in _CUE_TRIGGERS if t in text),
                                tuple({i for t in present for i in _RULES_BY_TRIGGER[t]}), lower,
                                [kw for kw in _KEYWORDS if kw in lower])
-    return text, count + labelled
+    text, stated = redact_stated(text)
+    return text, count + labelled + stated
 
 
 def _redact_cued(text: str, found: frozenset[str], token_rules: tuple[int, ...], lower: str | bytes,

@@ -98,18 +98,22 @@ def _first_accepting(path: Path, head: bytes) -> int | None:
 
 
 def redaction_enabled() -> bool:
-    """``WWT_REDACT=0`` turns redaction off for the command it is given to (``wwt ingest PATH``, run in its own
-    process). The engine and the worker drop it from their environment at start: what hooks queue is always
-    redacted, whichever command happened to start them (issue 24)."""
-    return os.environ.get("WWT_REDACT", "1").strip().lower() not in ("0", "false", "no", "off")
+    """Whether this data dir redacts secrets before storing them (``wwt.settings``: its ``settings.json``, on
+    unless it says otherwise). Never the environment: every process that archives here — the engine, the
+    worker, a hook's take-over, ``wwt ingest`` — follows the same setting, whoever started it (issue 24)."""
+    from wwt.settings import redaction_on
+
+    return redaction_on()
 
 
 def parse_file(
-    path: Path | str, start_offset: int = 0, parser: SessionParser | None = None
+    path: Path | str, start_offset: int = 0, parser: SessionParser | None = None, redact: bool | None = None,
 ) -> tuple[list[Session], ParseReport]:
     """Parse one log file. Never raises: problems are counted/noted in the report, and whatever was parsed
-    before an unexpected error is returned. Secrets are redacted unless ``WWT_REDACT=0``. ``parser``: the one
-    ``discover`` already chose for this file (detection reads up to 8 records: not done twice per file)."""
+    before an unexpected error is returned. Secrets are redacted unless the data dir's setting says not to
+    (``redact``: True/False to decide here instead — tests and benchmarks that compare with the raw log).
+    ``parser``: the one ``discover`` already chose for this file (detection reads up to 8 records: not done
+    twice per file)."""
     path = Path(path)
     report = ParseReport(path=str(path), end_offset=start_offset)
     sessions: list[Session] = []
@@ -126,7 +130,7 @@ def parse_file(
     if start_offset == 0 and not any(s.messages for s in sessions):
         # Accepted but empty: said for every platform, first (the ingest summary keeps a file's first notes).
         report.notes.insert(0, NO_MESSAGES)
-    if redaction_enabled():
+    if redaction_enabled() if redact is None else redact:
         _redact_sessions(sessions, report)
     for session in sessions:  # redact first, cut after: a cut token's head would be stored in the clear
         if session.title:

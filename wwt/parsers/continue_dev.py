@@ -153,7 +153,7 @@ def _parse_session(path: Path, report: ParseReport) -> Iterator[Session]:
     )
     title = data.get("title")
     if isinstance(title, str) and title.strip() and title.strip() not in PLACEHOLDER_TITLES:
-        session.title = nfc(title.strip())[:200]
+        session.title = nfc(title.strip())  # cut after redaction (parse_file)
     cwd = workspace_path(data.get("workspaceDirectory"))
     if cwd:
         session.cwd = cwd

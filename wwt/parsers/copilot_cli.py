@@ -125,7 +125,7 @@ def _read_title(folder: Path) -> str | None:
     value = match.group(1).strip()
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         value = value[1:-1]
-    return nfc(value)[:200] if value and value not in ("|", ">", "null", "~") else None
+    return nfc(value) if value and value not in ("|", ">", "null", "~") else None
 
 
 def _set_project(session: Session, cwd: Any, root: Any = None) -> None:

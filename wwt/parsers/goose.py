@@ -160,7 +160,7 @@ def _set_meta(session: Session, working_dir: Any, title: Any) -> None:
         session.project_path = project_root(session.cwd)
         session.project = project_name(session.project_path)
     if isinstance(title, str) and title.strip():
-        session.title = nfc(title.strip())[:200]
+        session.title = nfc(title.strip())  # cut after redaction (parse_file)
 
 
 def _finish(session: Session) -> bool:
