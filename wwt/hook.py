@@ -384,6 +384,10 @@ def take_over(path: str) -> int:
     except WwtError as exc:
         log_line(f"take-over of {path} failed: {exc}")
         return 1
+    failed = getattr(summary, "failed", None) or {}
+    if failed:  # wwt's own failure on this file (its row stays queued for the engine, which retries it)
+        log_line(f"take-over of {path} failed: {next(iter(failed.values()))}")
+        return 1
     log_line(f"took over {path} from a stopped engine: {summary.messages_added} message(s) archived")
     return 0
 

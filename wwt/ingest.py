@@ -73,6 +73,19 @@ class IngestBusy(WwtError):
     """Another wwt process is ingesting right now."""
 
 
+def _not_the_files_fault(exc: BaseException) -> bool:
+    """The store, the disk, a lock or the user stopped the ingest: every file would fail the same way, so the
+    ingest stops. Anything else raised while one file is archived (a wwt bug meeting that file's data) costs
+    that file only (``_Run.guarded``)."""
+    import sqlite3
+
+    from wwt.errors import out_of_space
+    from wwt.store import store_damage
+
+    return (isinstance(exc, (WwtError, OSError, sqlite3.OperationalError)) or store_damage(exc)
+            or out_of_space(exc))
+
+
 def shown_path(path: Path | str) -> str:
     """A path as text that any terminal, JSON and SQLite take: bytes that are not UTF-8 in a name (kept by
     Python as lone surrogates) are shown as ``\\xff`` escapes."""
@@ -99,6 +112,9 @@ class IngestSummary:
     notes: list[str] = field(default_factory=list)  # "path: note" lines, bounded
     files_unrecognised: int = 0  # .json/.jsonl files under the given paths that no parser accepts
     unrecognised: list[str] = field(default_factory=list)  # their paths, the first UNRECOGNISED_LISTED
+    # files wwt itself failed on (a bug, not the log's fault): real path → "ExceptionName: one line". Their
+    # own transaction was rolled back; the files after them were archived; the next ingest retries them
+    failed: dict[str, str] = field(default_factory=dict)
 
     def note(self, text: str) -> None:
         if len(self.notes) < 200:
@@ -284,6 +300,22 @@ class _Run:
         self.last_flush = time.monotonic()
         self.flushed = False
         self.unsynced = False
+        self.failed_sessions: set[str] = set()  # chunking failed this run: not retried after every file
+
+    def guarded(self, what: str, key: str, work: Callable[[], Any]) -> bool:
+        """Run one file's or one session's work; an unexpected error (a bug meeting this data) is noted and
+        costs only it: its transaction was rolled back, the ingest goes on with the next. False when it failed."""
+        try:
+            work()
+            return True
+        except Exception as exc:  # noqa: BLE001 - see _not_the_files_fault
+            if _not_the_files_fault(exc):
+                raise
+            reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]
+            self.summary.failed.setdefault(key, reason)
+            self.summary.note(f"{what}: wwt failed on it ({reason}); the rest was archived and the next ingest "
+                              "retries it")
+            return False
 
     # ---- files -----------------------------------------------------------------------------------
 
@@ -371,9 +403,15 @@ class _Run:
 
     # ---- chunks ----------------------------------------------------------------------------------
 
-    def rechunk_dirty(self) -> None:
+    def rechunk_dirty(self, key: str | None = None) -> None:
+        """Chunk the sessions whose messages changed; a session wwt fails to chunk stays dirty (the next ingest
+        retries it) and is blamed on ``key``, the file being archived (None: left by an earlier run)."""
         for sid in self.store.dirty_sessions():
-            self.rechunk(sid)
+            if sid in self.failed_sessions:
+                continue
+            what = f"session {sid} not indexed"
+            if not self.guarded(what, key or f"session {sid}", lambda sid=sid: self.rechunk(sid)):
+                self.failed_sessions.add(sid)
 
     def rechunk(self, session_id: str) -> None:
         store, s = self.store, self.summary
@@ -425,6 +463,14 @@ class _Run:
         self.unsynced = False
         self.added.clear()
         self.removed.clear()
+
+
+def _file_key(path: Path) -> str:
+    """The path a file is known by in the store (its real path), or as given when it cannot be resolved."""
+    try:
+        return str(path.resolve())
+    except (OSError, RuntimeError):
+        return str(path)
 
 
 def _resolve_root(store: Store, session: Session) -> str:
@@ -482,8 +528,10 @@ def ingest(
         for done, (path, parser) in enumerate(files):
             if progress is not None:
                 progress(len(files), done, str(path))
-            run.process_file(path, parser)
-            run.rechunk_dirty()
+            key = _file_key(path)
+            what = f"{shown_path(path)} not archived"
+            if run.guarded(what, key, lambda path=path, parser=parser: run.process_file(path, parser)):
+                run.rechunk_dirty(key)
             run.flush(force=False)
         if progress is not None:
             progress(len(files), len(files), None)

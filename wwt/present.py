@@ -306,6 +306,10 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
     repaired = repair_line(getattr(summary, "index_repair", None))
     if repaired:  # a crash or a damaged index file was mended from SQLite (no re-embedding)
         console.print(Text(repaired, style="dim"))
+    failed = getattr(summary, "failed", None) or {}
+    if failed:  # wwt's own failure on a file (the others were archived): said without -v
+        console.print(Text(f"{len(failed)} file(s) not archived: wwt failed on them (the next ingest retries "
+                           "them; -v says why)", style="yellow"))
     notes = getattr(summary, "notes", None) or []
     if verbose:
         for note in notes:

@@ -186,9 +186,23 @@ def drain_once(memory, store, log: logging.Logger) -> int:
                 raise
         time.sleep(min(2.0 * max(item.attempts for item in items), 10.0))  # a moment before the retry
         return len(items)
-    store.finish_queue([i for p in ready for i in by_path[p]])
+    failed = getattr(summary, "failed", None) or {}  # files wwt failed on: the others were archived
+    for p in ready:
+        reason = failed.get(_real_path(p))
+        if reason is not None:
+            store.finish_queue(by_path[p], error=reason)
+            log.error("ingest of %s failed (retried, then parked): %s", short(p), reason)
+    store.finish_queue([i for p in ready if _real_path(p) not in failed for i in by_path[p]])
     log.info("ingested %d file(s) in %.1fs: %s", len(ready), time.monotonic() - started, _describe(summary))
     return len(items)
+
+
+def _real_path(path: str) -> str:
+    """A queued path as the ingest keys its file (the real path)."""
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError):
+        return path
 
 
 def _ingest_one(memory, store, log: logging.Logger, path: str, ids: list[int]) -> None:
@@ -201,6 +215,11 @@ def _ingest_one(memory, store, log: logging.Logger, path: str, ids: list[int]) -
         reason = f"{type(exc).__name__}: {_one_line(exc)}"
         store.finish_queue(ids, error=reason)
         log.error("ingest of %s failed (retried, then parked): %s", short(path), reason)
+        return
+    failed = getattr(summary, "failed", None) or {}
+    if _real_path(path) in failed:
+        store.finish_queue(ids, error=failed[_real_path(path)])
+        log.error("ingest of %s failed (retried, then parked): %s", short(path), failed[_real_path(path)])
         return
     store.finish_queue(ids)
     log.info("ingested %s: %s", short(path), _describe(summary))
