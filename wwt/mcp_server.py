@@ -329,9 +329,10 @@ def ingest_session(path: str) -> str:
     summary = memory().ingest([target])
     fields = ("files_parsed", "sessions", "messages_added", "chunks_added", "chunks_embedded", "bad_lines")
     parts = [f"{f.replace('_', ' ')}: {getattr(summary, f)}" for f in fields if hasattr(summary, f)]
-    for reason in (getattr(summary, "failed", None) or {}).values():  # wwt's own failure on this file
-        parts.append(f"not archived: wwt failed on it ({reason}); the next ingest retries it")
     from wwt.present import pending_vectors_line, terminal_field
+
+    for reason in (getattr(summary, "failed", None) or {}).values():  # wwt's own failure on this file
+        parts.append(f"not archived: wwt failed on it ({terminal_field(str(reason))}); the next ingest retries it")
 
     pending = pending_vectors_line(summary.vectors_pending, summary.model_unavailable)
     if pending and summary.model_unavailable:  # otherwise the background worker embeds the rest as usual
