@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,7 @@ class Agent:
     listed: re.Pattern[str]  # any line of `mcp list` naming wwt
     plugin: Callable[[World, Path], list[list[str]]] | None = None  # argvs installing wwt's plugin from the repo
     plugin_mcp_list: re.Pattern[str] | None = None
+    after_setup: Callable[[World], None] | None = None  # what the user does after `wwt setup` (trust a hook)
     notes: list[str] = field(default_factory=list)
 
 
@@ -85,7 +88,98 @@ CLAUDE = Agent(
 )
 
 
-AGENTS = {a.key: a for a in (CLAUDE,)}
+# ---------------------------------------------------------------------------------------------------- Codex
+# config.toml keys from the Rust binary of @openai/codex 0.171.0 (vendor/*/bin/codex) and `codex features list`:
+# a model provider with base_url + wire_api "responses"; check_for_update_on_startup, [analytics], [feedback],
+# [otel] off. The `plugins` feature syncs the curated plugin marketplace from github.com/api.github.com and asks
+# chatgpt.com at every start, `codex mcp list` included (seen as CONNECTs through the test's proxy): switched off.
+# `codex mcp list` does not connect to servers: it shows the entry as enabled; the session proves the connection.
+
+
+def _codex_env(world: World) -> dict[str, str]:
+    return {"WWT_TEST_FAKE_KEY": "sk-fake-key-for-a-local-test", "RUST_LOG": "error"}
+
+
+def _codex_configure(world: World) -> None:
+    folder = world.home / ".codex"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(f'''model = "gpt-5-codex"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "Fake model on 127.0.0.1"
+base_url = "{world.fake.url}/v1"
+wire_api = "responses"
+env_key = "WWT_TEST_FAKE_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[features]
+plugins = false
+''', encoding="utf-8")
+
+
+def codex_trust_hooks(world: World) -> None:
+    """What a user does in Codex's /hooks after `wwt setup`: trust wwt's new hooks. Codex's own app-server
+    lists each hook with its key and current hash (``hooks/list``); the trust is that hash in config.toml."""
+    requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "wwt-test", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {}}]
+    proc = subprocess.Popen(["codex", "app-server"], cwd=world.project, env=world.env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+    proc.stdin.flush()
+    hooks: list[dict] = []
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            reply = json.loads(line) if line.startswith("{") else {}
+            if reply.get("id") == 2:
+                hooks = [h for d in reply.get("result", {}).get("data", []) for h in d.get("hooks", [])]
+                break
+    finally:
+        proc.kill()
+        proc.wait()
+    ours = [h for h in hooks if "wwt hook" in (h.get("command") or "")]
+    assert ours, f"codex app-server hooks/list shows no wwt hook: {hooks}"
+    with open(world.home / ".codex" / "config.toml", "a", encoding="utf-8") as config:
+        for hook in ours:
+            config.write(f'\n[hooks.state.{json.dumps(hook["key"])}]\ntrusted_hash = {json.dumps(hook["currentHash"])}\n')
+
+
+def _codex_session(world: World, prompt: str) -> list[str]:
+    return ["codex", "exec", prompt]
+
+
+def _codex_transcripts(world: World) -> list[Path]:
+    return _files(world.home / ".codex" / "sessions", "**/rollout-*.jsonl")
+
+
+CODEX = Agent(
+    key="codex", platform="codex-cli", package="@openai/codex", binary="codex",
+    env=_codex_env, configure=_codex_configure, session=_codex_session, transcripts=_codex_transcripts,
+    mcp_list=["codex", "mcp", "list"],
+    connected=re.compile(r"^wwt\s.*\benabled\b", re.M),
+    listed=re.compile(r"^wwt\s", re.M),
+    after_setup=codex_trust_hooks,
+)
+
+
+AGENTS = {a.key: a for a in (CLAUDE, CODEX)}
 
 
 def jsonl(path: Path) -> list[dict]:

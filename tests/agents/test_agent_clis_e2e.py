@@ -31,6 +31,8 @@ from agents import AGENTS, PROMPT, Agent
 from fake_model import ANSWER, FakeModel
 from world import QUERY, World
 
+from wwt.models import RESUME_IN_CWD
+
 pytestmark = pytest.mark.agents
 
 REPO = Path(__file__).resolve().parents[2]
@@ -136,6 +138,8 @@ def _flow(agent: Agent, world: World, marker: str, timings: dict[str, float]) ->
     timings["setup"] = setup.seconds
     assert setup.returncode == 0, why()
     assert "CLI did not do it" not in setup.stdout + setup.stderr, why()
+    if agent.after_setup is not None:
+        agent.after_setup(world)
 
     # 2. the agent's own mcp list: wwt connected
     listed = world.run(agent.mcp_list, timeout=120)
@@ -165,8 +169,10 @@ def _flow(agent: Agent, world: World, marker: str, timings: dict[str, float]) ->
     assert found, f"the new session is not searchable by its marker\n{log}\n{why()}"
     hit = found[0]
     assert hit["project"] == world.project.name, hit
-    assert hit["resume_line"], hit
-    assert str(world.project) in hit["resume_line"] or os.path.realpath(world.project) in hit["resume_line"], hit
+    line = hit["resume_line"] or ""
+    assert hit["session_id"] in line and agent.binary in line, hit
+    if agent.platform in RESUME_IN_CWD:  # resumed per project folder: the line cds there first
+        assert line.startswith((f"cd {world.project} && ", f"cd {os.path.realpath(world.project)} && ")), hit
     roles = _roles(world, hit["session_id"])
     kinds = {(r, k) for r, k, _t in roles}
     assert ("user", "text") in kinds and ("assistant", "text") in kinds, roles
