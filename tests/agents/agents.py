@@ -35,6 +35,7 @@ class Agent:
     plugin: Callable[[World, Path], list[list[str]]] | None = None  # argvs installing wwt's plugin from the repo
     plugin_mcp_list: re.Pattern[str] | None = None
     after_setup: Callable[[World], None] | None = None  # what the user does after `wwt setup` (trust a hook)
+    side_files: Callable[[World], list[Path]] | None = None  # files beside the transcript its parser reads
     notes: list[str] = field(default_factory=list)
 
 
@@ -179,7 +180,56 @@ CODEX = Agent(
 )
 
 
-AGENTS = {a.key: a for a in (CLAUDE, CODEX)}
+# ----------------------------------------------------------------------------------------------- Gemini CLI
+# From bundle/*.js of @google/gemini-cli 0.61.0: GOOGLE_GEMINI_BASE_URL (the genai client's base URL) with
+# GEMINI_API_KEY; settings general.enableAutoUpdate/enableAutoUpdateNotification, privacy.usageStatisticsEnabled,
+# telemetry.enabled. Folder trust is on by default and headless runs exit 55 in an untrusted folder: the test
+# trusts the project as a user does in the trust dialog (~/.gemini/trustedFolders.json, TRUST_FOLDER).
+# Headless `gemini -p` offers no tool of an MCP server that is not trusted or allowed: wwt's tools are absent
+# from the request unless `--allowed-mcp-server-names wwt` (or --allowed-tools, or "trust": true on the entry).
+
+
+def _gemini_env(world: World) -> dict[str, str]:
+    return {"GEMINI_API_KEY": "fake-key-for-a-local-test", "GOOGLE_GEMINI_BASE_URL": world.fake.url}
+
+
+def _gemini_configure(world: World) -> None:
+    folder = world.home / ".gemini"
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+                "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+                "security": {"auth": {"selectedType": "gemini-api-key"}}}
+    (folder / "settings.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    (folder / "trustedFolders.json").write_text(json.dumps({str(world.project): "TRUST_FOLDER"}) + "\n")
+
+
+def _gemini_session(world: World, prompt: str) -> list[str]:
+    return ["gemini", "--allowed-mcp-server-names", "wwt", "-p", prompt]
+
+
+def _gemini_transcripts(world: World) -> list[Path]:
+    return _files(world.home / ".gemini" / "tmp", "*/chats/session-*.json*")
+
+
+def _gemini_side_files(world: World) -> list[Path]:
+    return _files(world.home / ".gemini" / "tmp", "*/.project_root") + _files(world.home / ".gemini", "projects.json")
+
+
+def _gemini_plugin(world: World, repo: Path) -> list[list[str]]:
+    return [["gemini", "extensions", "validate", str(repo)], ["gemini", "extensions", "link", str(repo)]]
+
+
+GEMINI = Agent(
+    key="gemini", platform="gemini-cli", package="@google/gemini-cli", binary="gemini",
+    env=_gemini_env, configure=_gemini_configure, session=_gemini_session, transcripts=_gemini_transcripts,
+    mcp_list=["gemini", "mcp", "list"],
+    connected=re.compile(r"✓ wwt: .*Connected", re.M),
+    listed=re.compile(r"\bwwt\b.*\((stdio|sse|http)\)", re.M),
+    plugin=_gemini_plugin, side_files=_gemini_side_files,
+)
+
+
+AGENTS = {a.key: a for a in (CLAUDE, CODEX, GEMINI)}
 
 
 def jsonl(path: Path) -> list[dict]:

@@ -281,6 +281,30 @@ def chat_reply(body: dict, call: str | None, args: dict, text: str, cid: str = C
     return "text/event-stream", _sse([*[(None, c) for c in chunks], (None, "[DONE]")])
 
 
+def sample_of(schema: Any) -> Any:
+    """A value of a JSON schema's shape (Gemini CLI's router and other helpers ask for JSON output): strings
+    "fake", numbers 10, the first enum value, objects with their required (else all) properties. Iterative."""
+    def leaf(node: Any) -> Any:
+        if not isinstance(node, dict):
+            return "fake"
+        kind = str(node.get("type", "object")).lower()
+        if node.get("enum"):
+            return node["enum"][0]
+        return {"string": "fake", "integer": 10, "number": 10, "boolean": False, "array": [], "null": None}.get(kind, {})
+    root: dict[str, Any] = {}
+    todo: list[tuple[Any, dict[str, Any], str]] = [(schema, root, "value")]
+    while todo:
+        node, parent, key = todo.pop()
+        if isinstance(node, dict) and str(node.get("type", "object")).lower() == "object" and not node.get("enum"):
+            props = node.get("properties") or {}
+            wanted = node.get("required") or list(props)
+            parent[key] = {}
+            todo.extend((props.get(name, {}), parent[key], name) for name in wanted)
+        else:
+            parent[key] = leaf(node)
+    return root["value"]
+
+
 def gemini_reply(stream: bool, call: str | None, args: dict, text: str) -> tuple[str, bytes]:
     part = {"functionCall": {"name": call, "args": args}} if call else {"text": text}
     reply = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
@@ -387,6 +411,9 @@ def _handler(fake: FakeModel) -> type[BaseHTTPRequestHandler]:
             elif api == "chat":
                 ctype, payload = chat_reply(body, call, args, text, cid)
             else:
+                config = body.get("generationConfig") or {}
+                if reply == "text" and config.get("responseMimeType") == "application/json":
+                    text = json.dumps(sample_of(config.get("responseJsonSchema") or config.get("responseSchema") or {}))
                 ctype, payload = gemini_reply(":streamGenerateContent" in path, call, args, text)
             self._send(200, ctype, payload)
 

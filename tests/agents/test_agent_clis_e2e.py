@@ -177,7 +177,7 @@ def _flow(agent: Agent, world: World, marker: str, timings: dict[str, float]) ->
     kinds = {(r, k) for r, k, _t in roles}
     assert ("user", "text") in kinds and ("assistant", "text") in kinds, roles
     assert any(t and "search_memory" in t for _r, _k, t in roles), f"wwt's tool call is not in the archive: {roles}"
-    keep_fixtures(agent, world, new)
+    keep_fixtures(agent, world, new + (agent.side_files(world) if agent.side_files else []))
 
     # 5. uninstall leaves the agent's own mcp list without wwt
     gone = world.wwt("setup", "--uninstall", "--agent", agent.key)
