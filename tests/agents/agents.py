@@ -229,7 +229,45 @@ GEMINI = Agent(
 )
 
 
-AGENTS = {a.key: a for a in (CLAUDE, CODEX, GEMINI)}
+# ------------------------------------------------------------------------------------------------ Qwen Code
+# From chunks/*.js of @qwen-code/qwen-code 0.24.4: OPENAI_API_KEY + OPENAI_MODEL + OPENAI_BASE_URL select its
+# OpenAI-compatible auth (getAuthTypeFromEnv); settings general.enableAutoUpdate, privacy.usageStatisticsEnabled,
+# telemetry.enabled. Folder trust is off unless security.folderTrust.enabled. MCP tools are deferred behind
+# tool_search and run through the tool_call bridge; in headless mode a call that needs approval goes to an LLM
+# classifier (a forced respond_in_schema call with shouldBlock), which the fake model answers like a model would.
+
+
+def _qwen_env(world: World) -> dict[str, str]:
+    return {"OPENAI_API_KEY": "fake-key-for-a-local-test", "OPENAI_BASE_URL": f"{world.fake.url}/v1",
+            "OPENAI_MODEL": "qwen3-coder-plus"}
+
+
+def _qwen_configure(world: World) -> None:
+    folder = world.home / ".qwen"
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = {"general": {"enableAutoUpdate": False}, "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False}, "security": {"auth": {"selectedType": "openai"}}}
+    (folder / "settings.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+
+def _qwen_session(world: World, prompt: str) -> list[str]:
+    return ["qwen", "-p", prompt]
+
+
+def _qwen_transcripts(world: World) -> list[Path]:
+    return _files(world.home / ".qwen" / "projects", "*/chats/*.jsonl")
+
+
+QWEN = Agent(
+    key="qwen", platform="qwen-code", package="@qwen-code/qwen-code", binary="qwen",
+    env=_qwen_env, configure=_qwen_configure, session=_qwen_session, transcripts=_qwen_transcripts,
+    mcp_list=["qwen", "mcp", "list"],
+    connected=re.compile(r"✓.*\bwwt: .*Connected", re.M),
+    listed=re.compile(r"\bwwt\b.*\((stdio|sse|http)\)", re.M),
+)
+
+
+AGENTS = {a.key: a for a in (CLAUDE, CODEX, GEMINI, QWEN)}
 
 
 def jsonl(path: Path) -> list[dict]:

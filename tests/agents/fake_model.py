@@ -36,6 +36,7 @@ MAX_LOADS = 8
 def _ours(call_id: object) -> bool:
     return call_id == CALL_ID or (isinstance(call_id, str) and call_id.startswith(LOAD_PREFIX))
 
+BRIDGE = "tool_call"  # Qwen Code: "Invokes a deferred tool after its schema has been reviewed with tool_search"
 LOADER = re.compile(r"ToolSearch|tool_search|search_tools", re.I)
 WWT_NAME = re.compile(r"[\w.\-]*wwt[\w.\-]*search_memory")
 # wwt's search tools, in the order tried: this project first, then every project.
@@ -305,6 +306,19 @@ def sample_of(schema: Any) -> Any:
     return root["value"]
 
 
+def _forced_tool(body: dict) -> tuple[str, Any] | None:
+    """The one function a chat request forces (``tool_choice`` "required" with a single tool, or by name), and
+    its parameter schema."""
+    choice = body.get("tool_choice")
+    tools = [t.get("function") or {} for t in body.get("tools") or [] if isinstance(t, dict)]
+    if isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name")
+        tools = [t for t in tools if t.get("name") == name]
+    elif choice != "required" or len(tools) != 1:
+        return None
+    return (tools[0].get("name", ""), tools[0].get("parameters") or {}) if tools else None
+
+
 def gemini_reply(stream: bool, call: str | None, args: dict, text: str) -> tuple[str, bytes]:
     part = {"functionCall": {"name": call, "args": args}} if call else {"text": text}
     reply = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
@@ -391,13 +405,19 @@ def _handler(fake: FakeModel) -> type[BaseHTTPRequestHandler]:
             reply = "answer" if result is not None else ("tool_call" if call else "text")
             loader = next((n for n in names if LOADER.fullmatch(n)), None)
             loads = sum(1 for k in results if k.startswith(LOAD_PREFIX))
-            if reply == "text" and loader and loads < MAX_LOADS and (loads == 0 or "connecting" in results[f"{LOAD_PREFIX}{loads}"]):
+            loaded = WWT_NAME.search("\n".join(v for k, v in results.items() if k.startswith(LOAD_PREFIX)))
+            if reply == "text" and loaded and BRIDGE in names:  # Qwen Code: a loaded deferred tool is run via tool_call
+                call, reply, args = BRIDGE, "tool_call", {"name": loaded.group(), "arguments": args}
+            elif reply == "text" and loader and loads < MAX_LOADS and (loads == 0 or "connecting" in results[f"{LOAD_PREFIX}{loads}"]):
                 named = WWT_NAME.search(raw.decode("utf-8", "replace"))
                 call, reply = loader, "load_tools"
                 args = {"query": f"select:{named.group()}" if named and loader == "ToolSearch" else "wwt search_memory"}
+            forced = _forced_tool(body) if api == "chat" and reply == "text" else None
+            if forced is not None:  # a helper call that must answer through one tool (Qwen's approval classifier)
+                call, reply, args = forced[0], "forced", sample_of(forced[1])
             fake.record(Seen("POST", self.path, api, body, reply, names, result))
             text = ANSWER if result is not None else "ok"
-            cid = f"{LOAD_PREFIX}{loads + 1}" if reply == "load_tools" else CALL_ID
+            cid = f"{LOAD_PREFIX}{loads + 1}" if reply == "load_tools" else "call_forced_1" if reply == "forced" else CALL_ID
             if api == "anthropic":
                 ctype, payload = anthropic_reply(body, call, args, text, cid)
             elif api == "responses":

@@ -160,6 +160,7 @@ def _flow(agent: Agent, world: World, marker: str, timings: dict[str, float]) ->
     # 4. the session-end hook queued the new transcript; it is searchable and parsed right
     new = [p for p in agent.transcripts(world) if p not in before]
     assert new, f"no new transcript\n{why()}"
+    keep_fixtures(agent, world, new + (agent.side_files(world) if agent.side_files else []))
     start = time.monotonic()
     found = _wait_for_session(world, marker, agent.platform)
     timings["hook to searchable"] = time.monotonic() - start
@@ -177,7 +178,6 @@ def _flow(agent: Agent, world: World, marker: str, timings: dict[str, float]) ->
     kinds = {(r, k) for r, k, _t in roles}
     assert ("user", "text") in kinds and ("assistant", "text") in kinds, roles
     assert any(t and "search_memory" in t for _r, _k, t in roles), f"wwt's tool call is not in the archive: {roles}"
-    keep_fixtures(agent, world, new + (agent.side_files(world) if agent.side_files else []))
 
     # 5. uninstall leaves the agent's own mcp list without wwt
     gone = world.wwt("setup", "--uninstall", "--agent", agent.key)
