@@ -36,6 +36,10 @@ class Agent:
     plugin_mcp_list: re.Pattern[str] | None = None
     after_setup: Callable[[World], None] | None = None  # what the user does after `wwt setup` (trust a hook)
     side_files: Callable[[World], list[Path]] | None = None  # files beside the transcript its parser reads
+    hooked: bool = True  # False: wwt registers no hook (its sessions come in by the engine's scan)
+    # CONNECTs the CLI makes with no setting to stop them, each with why: refused by the test's proxy (nothing
+    # leaves 127.0.0.1), allowed in the check so that any other attempt still fails it
+    refusals_allowed: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -136,7 +140,7 @@ def codex_trust_hooks(world: World) -> None:
     requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "wwt-test", "version": "1"}}},
                 {"jsonrpc": "2.0", "method": "initialized"},
                 {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {}}]
-    proc = subprocess.Popen(["codex", "app-server"], cwd=world.project, env=world.env, stdin=subprocess.PIPE,
+    proc = subprocess.Popen(["codex", "app-server"], cwd=world.project, env={**world.env, "PWD": str(world.project)}, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
@@ -267,7 +271,51 @@ QWEN = Agent(
 )
 
 
-AGENTS = {a.key: a for a in (CLAUDE, CODEX, GEMINI, QWEN)}
+# -------------------------------------------------------------------------------------------------- OpenCode
+# From the strings of the opencode-linux-x64 binary 1.18.33: OPENCODE_DISABLE_AUTOUPDATE, _MODELS_FETCH (models.dev),
+# _SHARE, _LSP_DOWNLOAD, _DEFAULT_PLUGINS, _CLAUDE_CODE (reading ~/.claude); a provider with
+# npm "@ai-sdk/openai-compatible" and options.baseURL. No hooks in OpenCode for commands: wwt registers the MCP
+# server only and the engine's scan (WWT_ENGINE_SCAN_S) archives its sessions (opencode.db, SQLite).
+
+
+def _opencode_env(world: World) -> dict[str, str]:
+    return {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_SHARE": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+            "OPENCODE_DISABLE_CLAUDE_CODE": "1", "WWT_ENGINE_SCAN_S": "3"}
+
+
+def _opencode_configure(world: World) -> None:
+    folder = world.home / ".config" / "opencode"
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+              "model": "fake/fake-model",
+              "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake model on 127.0.0.1",
+                                    "options": {"baseURL": f"{world.fake.url}/v1", "apiKey": "fake-key"},
+                                    "models": {"fake-model": {"name": "Fake model", "tool_call": True}}}}}
+    (folder / "opencode.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def _opencode_session(world: World, prompt: str) -> list[str]:
+    return ["opencode", "run", prompt]
+
+
+def _opencode_transcripts(world: World) -> list[Path]:
+    return _files(world.home / ".local" / "share" / "opencode", "opencode.db")
+
+
+OPENCODE = Agent(
+    key="opencode", platform="opencode", package="opencode-ai", binary="opencode",
+    env=_opencode_env, configure=_opencode_configure, session=_opencode_session, transcripts=_opencode_transcripts,
+    mcp_list=["opencode", "mcp", "list"],
+    connected=re.compile(r"✓ wwt\b.*connected", re.M),
+    listed=re.compile(r"\bwwt\b", re.M),
+    hooked=False,
+    refusals_allowed={"registry.npmjs.org:443": "OpenCode 1.18 installs @opencode-ai/plugin into each config folder "
+                                                "in the background at every start; no setting turns it off"},
+)
+
+
+AGENTS = {a.key: a for a in (CLAUDE, CODEX, GEMINI, QWEN, OPENCODE)}
 
 
 def jsonl(path: Path) -> list[dict]:

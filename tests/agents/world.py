@@ -27,7 +27,7 @@ DROPPED_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_RUNTI
                "WWT_HOME", "WWT_DEBUG", "WWT_ENGINE", "WWT_RUNTIME_DIR", "WWT_EXCLUDE_SESSION_ID", "WWT_REDACT",
                "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GITHUB_TOKEN",
                "GH_TOKEN", "COPILOT_GITHUB_TOKEN", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "PYTEST_CURRENT_TEST",
-               "PYTEST_XDIST_WORKER")
+               "PYTEST_XDIST_WORKER", "OLDPWD")
 
 
 def wwt_executable() -> str:
@@ -90,7 +90,9 @@ class World:
     def run(self, argv: list[str], timeout: float = 180, cwd: Path | None = None, stdin: str | None = None) -> Run:
         start = time.monotonic()
         try:
-            proc = subprocess.run(argv, cwd=cwd or self.project, env=self.env, capture_output=True, text=True,
+            folder = cwd or self.project
+            env = {**self.env, "PWD": str(folder)}  # as a shell sets it: OpenCode takes its folder from PWD
+            proc = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True,
                                   timeout=timeout, input=stdin if stdin is not None else "",
                                   start_new_session=True)
             run = Run(argv, proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
