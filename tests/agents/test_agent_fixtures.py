@@ -73,3 +73,15 @@ def test_the_real_cli_transcript_parses_as_the_session_it_was(platform: str, pat
 
     order = [messages.index(m) for m in (users[0], wwt_calls[0], results[0], answers[0])]
     assert order == sorted(order), [(m.role, m.kind) for m in messages]
+
+
+def test_copilot_cli_1_0_names_its_session_in_workspace_yaml_name() -> None:
+    """Copilot CLI 1.0.102 writes the session's name as ``name:`` (``user_named: false``: its own name from the
+    first prompt) where older versions wrote ``summary:``; the title is that name."""
+    events = [path for platform, path in FILES if platform == "copilot-cli" and path.name == "events.jsonl"]
+    assert events, "no Copilot CLI fixture"
+    workspace = (events[0].parent / "workspace.yaml").read_text(encoding="utf-8")
+    named = next(line.split(":", 1)[1].strip() for line in workspace.splitlines() if line.startswith("name:"))
+    assert "summary:" not in workspace and "user_named: false" in workspace
+    sessions, _report = parse_file(events[0])
+    assert sessions[0].title == named[:100] and named.startswith("What did we find out")
