@@ -315,7 +315,47 @@ OPENCODE = Agent(
 )
 
 
-AGENTS = {a.key: a for a in (CLAUDE, CODEX, GEMINI, QWEN, OPENCODE)}
+# ---------------------------------------------------------------------------------------------- Copilot CLI
+# `copilot help environment` of @github/copilot 1.0.102 (its JS is inside the native binary): BYOK with
+# COPILOT_PROVIDER_BASE_URL (+ _TYPE openai, _API_KEY) and COPILOT_MODEL; COPILOT_OFFLINE=true "skips all
+# network access: GitHub authentication, telemetry, web tools, GitHub MCP server, and auto-update";
+# COPILOT_AUTO_UPDATE=false; --disable-client-telemetry. `copilot mcp list` reads the configs without starting
+# the servers (it shows "wwt (local)"): the session proves the connection.
+
+
+def _copilot_env(world: World) -> dict[str, str]:
+    return {"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": f"{world.fake.url}/v1",
+            "COPILOT_PROVIDER_TYPE": "openai", "COPILOT_PROVIDER_API_KEY": "fake-key-for-a-local-test",
+            "COPILOT_MODEL": "fake-model", "COPILOT_AUTO_UPDATE": "false"}
+
+
+def _copilot_configure(world: World) -> None:
+    (world.home / ".copilot").mkdir(parents=True, exist_ok=True)
+
+
+def _copilot_session(world: World, prompt: str) -> list[str]:
+    return ["copilot", "-p", prompt, "--disable-client-telemetry"]
+
+
+def _copilot_transcripts(world: World) -> list[Path]:
+    return _files(world.home / ".copilot" / "session-state", "*/events.jsonl")
+
+
+def _copilot_side_files(world: World) -> list[Path]:
+    return _files(world.home / ".copilot" / "session-state", "*/workspace.yaml")
+
+
+COPILOT = Agent(
+    key="copilot", platform="copilot-cli", package="@github/copilot", binary="copilot",
+    env=_copilot_env, configure=_copilot_configure, session=_copilot_session, transcripts=_copilot_transcripts,
+    mcp_list=["copilot", "mcp", "list"],
+    connected=re.compile(r"^\s*wwt \(local\)", re.M),
+    listed=re.compile(r"^\s*wwt\b", re.M),
+    side_files=_copilot_side_files,
+)
+
+
+AGENTS = {a.key: a for a in (CLAUDE, CODEX, GEMINI, QWEN, OPENCODE, COPILOT)}
 
 
 def jsonl(path: Path) -> list[dict]:
