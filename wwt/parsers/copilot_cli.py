@@ -14,7 +14,9 @@ Decisions:
   parentToolCallId``) form that sub-agent's own session ``<id>:agent-<agentId>`` under the main one; ``ephemeral`` events are not meant for the log and are
   skipped; a ``user.message`` a skill, another agent (``source`` ``skill-…`` / ``agent-…``) or autopilot
   (``isAutopilotContinuation``) wrote is not the user's words.
-* The session folder's ``workspace.yaml`` ``summary`` is the title (read line by line: no YAML dependency).
+* The session folder's ``workspace.yaml`` ``summary`` is the title (read line by line: no YAML dependency);
+  Copilot CLI 1.0.10x writes ``name`` instead (with ``user_named: false`` when it named the session after the
+  first prompt: then cut as a first prompt is).
 * The legacy ``.json`` is one object ``{sessionId, startTime, chatMessages, timeline}`` with OpenAI-style chat
   messages; it is rewritten whole, so it is parsed whole (ingest re-parses it when size/mtime change).
 """
@@ -56,6 +58,8 @@ LIFECYCLE_EVENTS = frozenset({"assistant.turn_start", "assistant.turn_end", "ses
                               "external_tool.completed", "model.call_failure"})
 NAME_LOOKBACK = 64  # lines re-read on resume to name the tools whose results are appended
 _SUMMARY_RE = re.compile(r"^summary:[ \t]*(.*)$", re.MULTILINE)
+_NAME_RE = re.compile(r"^name:[ \t]*(.*)$", re.MULTILINE)
+_AUTO_NAMED_RE = re.compile(r"^user_named:[ \t]*false[ \t]*$", re.MULTILINE)
 # A skill the CLI loads is written as a user.message: ``source`` ``skill-<name>``, content in <skill-context>.
 _SKILL_CONTEXT_RE = re.compile(r"<skill-context\b[^>]*>.*?(?:</skill-context>|\Z)", re.DOTALL)
 
@@ -114,18 +118,22 @@ def looks_like_copilot(path: Path, head: bytes) -> bool:
 # --------------------------------------------------------------------------------------------- events
 
 
-def _read_title(folder: Path) -> str | None:
+def _read_title(folder: Path) -> tuple[str | None, bool]:
+    """The title and whether it is the first prompt's (Copilot's own name for an unnamed session)."""
     try:
         text = (folder / "workspace.yaml").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return None
-    match = _SUMMARY_RE.search(text)
-    if not match:
-        return None
-    value = match.group(1).strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        value = value[1:-1]
-    return nfc(value) if value and value not in ("|", ">", "null", "~") else None
+        return None, False
+    for pattern in (_SUMMARY_RE, _NAME_RE):
+        match = pattern.search(text)
+        if not match:
+            continue
+        value = match.group(1).strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if value and value not in ("|", ">", "null", "~"):
+            return nfc(value), pattern is _NAME_RE and _AUTO_NAMED_RE.search(text) is not None
+    return None, False
 
 
 def _set_project(session: Session, cwd: Any, root: Any = None) -> None:
@@ -196,7 +204,7 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
             _add_event(session, etype, eid, data, ts, parent, names, report)
         elif etype not in IGNORED_EVENTS and not etype.startswith(("session.", "assistant.", "hook.", "subagent.")):
             report.unknown_records += 1
-    session.title = _read_title(path.parent) if path.name == "events.jsonl" else None
+    session.title, session.title_is_first_prompt = _read_title(path.parent) if path.name == "events.jsonl" else (None, False)
     _settle_times(session)
     if session.messages:
         yield session

@@ -12,6 +12,10 @@ Decisions:
   the tool, never the human's words: skipped (counted).
 * ``assistant`` parts: ``thought`` text → thinking, text → text, ``functionCall`` → tool call.
 * ``tool_result`` parts ``functionResponse`` → tool result; ``toolCallResult.status == "error"`` flags it.
+* Qwen Code 0.24 defers MCP tools: the model reviews one with ``tool_search`` and runs it through the
+  ``tool_call`` bridge (``{"name": "mcp__wwt__search_memory", "arguments": {…}}``), and the result comes back
+  named ``tool_call``. The call and its result are archived as the tool they ran (its name and arguments), so
+  the tool is what ``wwt show`` names and what wwt's own-tool rule (``wwt/own_tools.py``) recognises.
 * ``system`` records: ``custom_title`` gives the title (last wins), ``parent_session`` the parent, a
   ``slash_command`` invocation with arguments is kept as ``/name args`` (a bare command is a UI action);
   the other subtypes (telemetry, compression checkpoints, snapshots…) are bookkeeping, skipped silently.
@@ -308,7 +312,7 @@ def _apply(obj: dict[str, Any], offset: int, session: Session, report: ParseRepo
             return
         if subtype == "mid_turn_user_message":
             flags |= {FLAG_QUEUED}
-        session.messages.extend(_results(uid, parts, obj, ts, flags))
+        session.messages.extend(_results(uid, parts, obj, ts, flags, session.messages))
         display = payload.get("displayText")
         text = display if isinstance(display, str) and display.strip() else _text(parts)
         cleaned = clean_user_text(text)
@@ -320,7 +324,7 @@ def _apply(obj: dict[str, Any], offset: int, session: Session, report: ParseRepo
     elif rtype == "assistant":
         session.messages.extend(_assistant(uid, parts, ts, parent, flags))
     elif rtype == "tool_result":
-        session.messages.extend(_results(uid, parts, obj, ts, flags))
+        session.messages.extend(_results(uid, parts, obj, ts, flags, session.messages))
 
 
 def _apply_system(
@@ -388,15 +392,32 @@ def _assistant(uid: str, parts: list[Any], ts: str | None, parent: str | None, f
         out.append(Message(uid, "assistant", "text", nfc(text), ts, parent_id=parent, flags=flags))
     for index, call in calls:
         name = call.get("name") if isinstance(call.get("name"), str) else "tool"
+        args = call.get("args")
+        if name == BRIDGE and isinstance(args, dict) and isinstance(args.get("name"), str) and args["name"].strip():
+            name, args = args["name"].strip(), args.get("arguments")
         call_id = str(call.get("id") or index)
         out.append(
-            Message(f"{uid}#call:{call_id}", "assistant", "tool_call", nfc(render_tool_call(name, call.get("args"))),
+            Message(f"{uid}#call:{call_id}", "assistant", "tool_call", nfc(render_tool_call(name, args)),
                     ts, tool_name=name, parent_id=parent, flags=flags)
         )
     return out
 
 
-def _results(uid: str, parts: list[Any], obj: dict[str, Any], ts: str | None, flags: frozenset[str]) -> list[Message]:
+BRIDGE = "tool_call"  # Qwen Code's bridge for deferred tools (its arguments name the tool that ran)
+BRIDGE_LOOKBACK = 200  # messages searched back for the call a bridged result answers
+
+
+def _bridged_name(messages: list[Message], call_id: str) -> str | None:
+    """The tool a ``tool_call`` result answers: the name its call was archived under (``_assistant``)."""
+    suffix = f"#call:{call_id}"
+    for message in reversed(messages[-BRIDGE_LOOKBACK:]):
+        if message.kind == "tool_call" and message.native_id.endswith(suffix):
+            return message.tool_name
+    return None
+
+
+def _results(uid: str, parts: list[Any], obj: dict[str, Any], ts: str | None, flags: frozenset[str],
+             earlier: list[Message]) -> list[Message]:
     out: list[Message] = []
     info = obj.get("toolCallResult") if isinstance(obj.get("toolCallResult"), dict) else {}
     for index, part in enumerate(parts):
@@ -409,6 +430,8 @@ def _results(uid: str, parts: list[Any], obj: dict[str, Any], ts: str | None, fl
         failed = failed or info.get("status") == "error" or bool(info.get("error"))
         call_id = str(response.get("id") or index)
         name = response.get("name") if isinstance(response.get("name"), str) else None
+        if name == BRIDGE:
+            name = _bridged_name(earlier, call_id) or name
         out.append(
             Message(f"{uid}#result:{call_id}", "user", "tool_result", nfc(bound_text(text)), ts, tool_name=name,
                     flags=flags | {FLAG_ERROR} if failed else flags)
