@@ -9,6 +9,12 @@ chunker, int8 e5 model, tantivy and hnswlib:
   negatives) over the real fixture logs plus 26 hand-written sessions (``benchmarks/data/recall_dev_logs``).
   Within each kind every other question is held out; the tuned-on half is labelled in-sample.
 
+* paraphrase sets (issue 24: ``benchmarks/data/recall_paraphrase2.json``, written without the sessions' words, its
+  held-out half the figure; ``recall_paraphrase.json``, an earlier set, never tuned on) for the "nothing relevant"
+  flag, before and after its language rule (``wwt.search.telling_words``) side by side, beside every negative, on
+  the dev archive, the dev archive with 1,000 KorQuAD + docstring passages, and the dev archive with 1,200 English
+  docstring passages (a mostly-English archive past 1,000 chunks: where Korean paraphrases were flagged).
+
 "now" is exactly what lands (``Memory.search_outcome``: adaptive fusion, glossary bridge, weak flag); "before"
 is the previous default computed from the same indexes (weighted_minmax w_lex 0.6, no glossary, second-chunk
 bonus 0.1). Each figure has a 95 % bootstrap interval (2,000 resamples of the questions): small sets lie.
@@ -28,6 +34,8 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -92,10 +100,11 @@ def fmt(values: list[float]) -> str:
     return f"{mean:.2f} [{low:.2f}–{high:.2f}]"
 
 
-def background_logs(out: Path, count: int) -> Path:
+def background_logs(out: Path, count: int, english_only: bool = False) -> Path:
     """``count`` distractor passages as Claude Code sessions (one each): KorQuAD paragraphs and
     paragraphs of the Python standard library's docstrings, half each, so the weak flag can be checked against
-    an archive that is not tiny (its thresholds must not depend on a 59-chunk archive)."""
+    an archive that is not tiny (its thresholds must not depend on a 59-chunk archive). ``english_only``: the
+    docstrings alone (from 150 characters, to have enough), an archive of mostly English sessions."""
     import ast
     import sysconfig
     from datetime import datetime, timezone
@@ -113,9 +122,12 @@ def background_logs(out: Path, count: int) -> Path:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)):
                 doc = ast.get_docstring(node)
-                if doc and len(doc) > 300:
+                if doc and len(doc) > (150 if english_only else 300):
                     en.append(doc)
-    passages = [p for pair in zip(ko[: count // 2], en[: count - count // 2], strict=False) for p in pair]
+    if english_only:
+        passages = en[:count]
+    else:
+        passages = [p for pair in zip(ko[: count // 2], en[: count - count // 2], strict=False) for p in pair]
     folder = out / "claude-code"
     folder.mkdir(parents=True, exist_ok=True)
     when = datetime(2025, 1, 1, tzinfo=timezone.utc)
@@ -173,6 +185,110 @@ def run_set(memory: Memory, queries: list[dict]) -> list[dict]:
             }
         )
     return rows
+
+
+@contextmanager
+def flag_rules_before_issue24() -> Iterator[None]:
+    """The "nothing relevant" flag as it was before issue 24's language rule: every word's absence counted,
+    whatever the archive's languages (``telling_words`` keeps every token when LANGUAGE_MIN_SHARE is 0)."""
+    import wwt.search as search
+
+    saved = search.LANGUAGE_MIN_SHARE
+    search.LANGUAGE_MIN_SHARE = 0.0
+    try:
+        yield
+    finally:
+        search.LANGUAGE_MIN_SHARE = saved
+
+
+def flag_rows(memory: Memory, queries: list[dict]) -> list[dict]:
+    """Per question: the relevant session's rank, and the flag now and before issue 24, from the same indexes."""
+    store = memory._open_store()
+    rows = []
+    for item in queries:
+        filters = Filters(platform=item.get("source"))
+        relevant = relevant_roots(store, item["relevant"])
+        outcome = memory.search_outcome(item["q"], filters, LIMIT)
+        with flag_rules_before_issue24():
+            before = memory.search_outcome(item["q"], filters, LIMIT).weak
+        ranked = [h.session_id for h in outcome.hits]
+        rows.append({"q": item["q"], "set": item["set"], "kind": item["kind"], "split": item.get("split", "all"),
+                     "batch": item.get("batch", ""), "now": next((i + 1 for i, sid in enumerate(ranked)
+                                                                   if sid in relevant), None),
+                     "weak": outcome.weak, "weak_before": before, "signals": outcome.signals})
+    return rows
+
+
+def paraphrase_lines(by_archive: dict[str, tuple[list[dict], tuple[int, int]]]) -> list[str]:
+    """The paraphrase sets' flag, before and after, beside every negative, per archive."""
+    lines = [
+        "| archive (sessions, chunks) | questions | n | top 1 | top 3 | flagged before | flagged now |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def row(archive: str, label: str, part: list[dict], answerable: bool = True) -> None:
+        if not part:
+            return
+        n = len(part)
+        top1 = f"{sum(r['now'] == 1 for r in part) / n:.2f}" if answerable else "–"
+        top3 = f"{sum(1 for r in part if r['now'] and r['now'] <= 3) / n:.2f}" if answerable else "–"
+        before, now = sum(r["weak_before"] for r in part), sum(r["weak"] for r in part)
+        lines.append(f"| {archive} | {label} | {n} | {top1} | {top3} | {before} ({before / n:.0%}) | "
+                     f"{now} ({now / n:.0%}) |")
+
+    for archive, (rows, size) in by_archive.items():
+        name = f"{archive} ({size[0]}, {size[1]})"
+        mine = [r for r in rows if r["set"] == "paraphrase2"]
+        row(name, "**paraphrase set, held-out**", [r for r in mine if r["split"] == "held"])
+        row(name, "paraphrase set, held-out, short questions",
+            [r for r in mine if r["split"] == "held" and r["batch"] == "short"])
+        row(name, "paraphrase set, held-out, cross-language",
+            [r for r in mine if r["split"] == "held" and r["kind"] != "paraphrase"])
+        row(name, "paraphrase set, tuning part (in-sample)", [r for r in mine if r["split"] == "tune"])
+        row(name, "earlier paraphrase set (recall_paraphrase.json, not tuned on)",
+            [r for r in rows if r["set"] == "paraphrase"])
+        row(name, "negatives, development set (caught)", [r for r in rows if r["set"] == "dev-negative"], False)
+        row(name, "negatives, blind set (caught)", [r for r in rows if r["set"] == "blind-negative"], False)
+        row(name, "**all negatives (caught)**", [r for r in rows if r["set"].endswith("negative")], False)
+        row(name, "everyday questions (caught)", [r for r in rows if r["set"] == "everyday"], False)
+    return lines
+
+
+def flag_section(flags: dict[str, tuple[list[dict], tuple[int, int]]], english: int) -> list[str]:
+    """Issue 24's part of the report: the paraphrase sets' flag before and after, and its targets."""
+    if not flags:
+        return []
+    checks = []
+    for archive, (rows, _size) in flags.items():
+        held = [r for r in rows if r["set"] == "paraphrase2" and r["split"] == "held"]
+        negatives = [r for r in rows if r["set"].endswith("negative")]
+        lost = [r["q"] for r in negatives if r["weak_before"] and not r["weak"]]
+        share = sum(r["weak"] for r in held) / max(1, len(held))
+        checks.append(f"{archive}: held-out paraphrases flagged {share:.0%} (≤ 5 %: {'met' if share <= 0.05 else 'NOT met'}), "
+                      f"negatives caught {sum(r['weak'] for r in negatives)}/{len(negatives)} vs "
+                      f"{sum(r['weak_before'] for r in negatives)}/{len(negatives)} before"
+                      + (f" (lost: {'; '.join(lost)})" if lost else ""))
+    false_flags = [f"{r['q']} ({archive}: {', '.join(k for k in ('names_unseen', 'topics_unseen', 'is_weak', 'never_said') if r['signals'].get(k))})"
+                   for archive, (rows, _size) in flags.items()
+                   for r in rows if r["set"] == "paraphrase2" and r["split"] == "held" and r["weak"]]
+    return [
+        "",
+        "**Paraphrases and the \"nothing relevant\" flag (issue 24).** benchmarks/data/recall_paraphrase2.json: 130 "
+        "answerable questions written from each dev session's meaning without its words (78 long, 52 of search-box "
+        "length; same language, Korean about English sessions and the reverse), split held-out / tuning by a seeded "
+        "shuffle written into the file before any result was seen; the held-out half is the figure. The earlier set "
+        "(recall_paraphrase.json, 52) was never looked at question by question: a second held-out check. \"before\" "
+        "= the flag without the language rule (every word's absence counted), from the same indexes in the same run. "
+        f"Archives: the dev archive; with 1,000 KorQuAD + docstring passages; with {english} English docstring "
+        "passages (mostly English, past 1,000 chunks: a Korean question's everyday words are missing there because "
+        "the archive holds almost no Korean).",
+        "",
+        *paraphrase_lines(flags),
+        "",
+        "Targets (issue 24): " + "; ".join(checks) + ".",
+        "",
+        "Held-out paraphrases still flagged (rule): " + ("; ".join(false_flags) or "none"),
+    ]
 
 
 def bigger_lines(rows: list[dict] | None, size: tuple[int, int] | None, passages: int) -> list[str]:
@@ -240,29 +356,46 @@ def main() -> None:
                     help="dev set only, plus this many distractor passages (KorQuAD + stdlib docstrings); no write")
     ap.add_argument("--bigger", type=int, default=1000,
                     help="also run the dev set with this many background passages for the flag's figures (0: skip)")
+    ap.add_argument("--english", type=int, default=1200,
+                    help="also run the paraphrase sets with this many English docstring passages added (0: skip)")
     args = ap.parse_args()
 
     keyword = json.loads((HERE / "data" / "recall_queries.json").read_text(encoding="utf-8"))["queries"]
     dev = with_split(json.loads((HERE / "data" / "recall_dev.json").read_text(encoding="utf-8"))["queries"])
     everyday = json.loads((HERE / "data" / "recall_everyday.json").read_text(encoding="utf-8"))["queries"]
     blind = json.loads((HERE / "data" / "recall_blind.json").read_text(encoding="utf-8"))["queries"]
+    flag_set = [{**q, "set": "paraphrase2"}
+                for q in json.loads((HERE / "data" / "recall_paraphrase2.json").read_text(encoding="utf-8"))["queries"]]
+    flag_set += [{**q, "set": "paraphrase"}
+                 for q in json.loads((HERE / "data" / "recall_paraphrase.json").read_text(encoding="utf-8"))["queries"]]
+    flag_set += [{**q, "set": "dev-negative"} for q in dev if q["kind"] == "negative"]
+    flag_set += [{**q, "set": "blind-negative"} for q in blind if q["kind"] == "negative"]
+    flag_set += [{**q, "set": "everyday"} for q in everyday]
+    flags: dict[str, tuple[list[dict], tuple[int, int]]] = {}
     results: dict[str, list[dict]] = {}
     sizes: dict[str, tuple[int, int]] = {}
     sets = [("keyword", [args.fixtures], keyword), ("dev", [args.fixtures, DEV_LOGS], dev)]
     if args.background:
         sets, args.no_write = sets[1:], True
-    elif args.bigger:  # the flag again on an archive that is not tiny: everyday words there are seen
-        sets.append(("dev-bigger", [args.fixtures, DEV_LOGS], dev))
+    else:
+        if args.bigger:  # the flag again on an archive that is not tiny: everyday words there are seen
+            sets.append(("dev-bigger", [args.fixtures, DEV_LOGS], dev))
+        if args.english:  # a mostly-English archive past 1,000 chunks (issue 24): the paraphrase sets' flag only
+            sets.append(("dev-english", [args.fixtures, DEV_LOGS], []))
     for name, sources, queries in sets:
         work = Path(tempfile.mkdtemp(prefix=f"wwt-recall-{name}-"))
         try:
             extra = args.background or (args.bigger if name == "dev-bigger" else 0)
             if extra:
                 sources = [*sources, background_logs(work / "background", extra)]
+            if name == "dev-english":
+                sources = [*sources, background_logs(work / "background", args.english, english_only=True)]
             memory = ingest(work, sources)
             stats = memory.status()
             sizes[name] = (stats.get("sessions", 0), stats.get("chunks", 0))
             results[name] = run_set(memory, queries)
+            if name.startswith("dev") and not args.background:
+                flags[name] = (flag_rows(memory, flag_set), sizes[name])
             if name == "dev":  # everyday questions over the same developer archive
                 results["everyday"] = run_set(memory, everyday)
                 results["blind"] = run_set(memory, blind)
@@ -354,6 +487,7 @@ def main() -> None:
             *bigger_lines(results.get("dev-bigger"), sizes.get("dev-bigger"), args.bigger),
             "",
             everyday_line(results.get("everyday", [])),
+            *flag_section(flags, args.english),
             "",
             f"Targets (issue 13): {targets}. Per kind (held-out), see the table: one kind can miss while the "
             "whole meets.",
