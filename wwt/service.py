@@ -4,7 +4,8 @@ Everything heavy (SQLite, tantivy, hnswlib, Kiwi, the ONNX model) loads on first
 pay for the model and ``wwt --help`` pays for nothing. A long-lived ``Memory`` (the MCP server) checks the
 store's change counter before each search and reloads the indexes when the ingest worker has committed new
 data, so it never needs a restart. One re-entrant lock serialises index reloads and searches: concurrent MCP
-calls are safe, and searches are fast enough that serialising them costs nothing a user would notice.
+calls are safe, and searches are fast enough that serialising them costs nothing a user would notice. An ingest
+through a ``Memory`` that serves searches writes through a private second one, so those searches never wait for it.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ class Memory:
         # reset): one writer at a time in this process, and none waiting for the file lock while holding
         # ``_lock`` — an ingest hands ``_lock`` to searches while it parses (``_lock_released``).
         self._writing = threading.RLock()
+        self._writer_only = False  # a private writer made by ``_writer_for_ingest``: it never hands off again
         self._store: Any = None
         self._indexes: Any = None
         self._embedder: Any = None  # (a one-shot process no longer preloads it on a side thread: the engine
@@ -249,6 +251,14 @@ class Memory:
         for path in paths_ or []:
             if not Path(path).exists():
                 raise UsageError(f"no such file or folder: {path}")
+        writer = self._writer_for_ingest()
+        if writer is not None:
+            try:
+                return writer.ingest(paths_, progress=progress, vector_progress=vector_progress,
+                                     backfill=backfill, backfill_seconds=backfill_seconds,
+                                     lock_timeout=lock_timeout)
+            finally:
+                writer.close()
         with self._lock:
             self._open_store(create=True)
             store, indexes = self._open_store(), self._refresh_indexes()  # never write from a stale copy
@@ -290,6 +300,21 @@ class Memory:
                 with_vector, total = store.vector_progress()
             summary.vectors_pending = total - with_vector
         return summary
+
+    def _writer_for_ingest(self) -> Memory | None:
+        """A second ``Memory`` over the same data dir (its own SQLite connection and indexes) when this one
+        serves searches (its indexes are open: the engine's, the MCP server's), else None. Writing 50,000
+        messages, their chunks and the word index takes seconds after the parse; through the writer, searches
+        here keep reading the last committed state meanwhile and reload when the ingest commits (the change
+        counter), as they do after the hook's worker — instead of waiting for the whole ingest (issue 24). The
+        model is shared (``load_embedder`` keeps one per process); the writer's copy of the indexes lives only
+        for the call."""
+        with self._lock:
+            if self._writer_only or self._indexes is None:
+                return None
+        writer = Memory(self.home)
+        writer._writer_only = True
+        return writer
 
     @contextlib.contextmanager
     def _lock_released(self) -> Iterator[None]:

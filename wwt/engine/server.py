@@ -42,10 +42,12 @@ DEFAULT_IDLE_S = 600.0
 LOCK_WAIT_S = 3.0  # an engine that is exiting (version skew, stop) may still hold the lock a moment
 STANDBY_WAIT_S = 12.0  # an engine a hook starts (--for ingest) waits this long: an exiting one may take its
 # STOP_GRACE_S to let requests and the ingest thread finish, and the hook's row must not wait for the next hook
-READ_TIMEOUT_S = 10.0  # a client has this long to send its whole request (not per byte: slow-loris)
+READ_TIMEOUT_S = 10.0  # a client has this long to send its whole request (not per byte: slow-loris); an MCP
+# session as long for each message it has begun (idle between messages it may be for hours)
 MAX_CONNECTIONS = 256  # connections served at once (MCP sessions included); more are refused at once
-ACCEPT_BACKOFF_S = 0.1  # after accept() fails for lack of descriptors/memory: let connections finish
-FLOOD_LOG_S = 10.0  # at most one flood warning this often
+FD_RESERVE = 64  # descriptors kept for the engine's own files (indexes, SQLite, model, log) below the cap
+ACCEPT_BACKOFF_S = 0.1  # after accept() fails for lack of memory: let connections finish
+FLOOD_LOG_S = 10.0  # a flood is logged once per this long (with what it cost since), and when it is over
 _RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 STOP_GRACE_S = 5.0
 QUEUE_POLL_S = 2.0
@@ -137,7 +139,11 @@ class Engine:
         self._mcp: Any = None
         self._height: int | None = None
         self._mcp_lock = threading.Lock()
-        self._last_flood_log = 0.0
+        self.max_connections = connection_cap()
+        self._flood: dict[str, int] = {}  # what a flood cost since it was last logged
+        self._flood_logged = -FLOOD_LOG_S
+        self._flood_seen = 0.0
+        self._spare_fd: int | None = _spare_descriptor()  # given up to refuse a connection when out of them
         context.SHARED["memory"] = self.memory
         context.install_routers()
         mcp_server._State.memory = self.memory  # MCP sessions in here use the engine's one Memory
@@ -154,6 +160,7 @@ class Engine:
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
+                self._flood_over()
                 self._check_idle()
                 continue
             except OSError as exc:
@@ -162,7 +169,7 @@ class Engine:
                 self._accept_failed(exc)
                 continue
             with self.lock:
-                full = self.active >= MAX_CONNECTIONS
+                full = self.active >= self.max_connections
                 if not full:
                     self.active += 1
                     self.last_active = time.monotonic()
@@ -181,24 +188,57 @@ class Engine:
 
     def _accept_failed(self, exc: OSError) -> None:
         """accept() failed: out of descriptors or memory under a flood (EMFILE…), or an aborted connection.
-        Logged once per burst; the engine waits a moment for connections to finish and serves on."""
-        self._flood_warning("accept failed (%s): %d connection(s) open; backing off",
-                            errno.errorcode.get(exc.errno or 0, exc), self.active)
-        if exc.errno in _RESOURCE_ERRNOS:
+        Logged once per burst. Out of descriptors, the spare one is given up for a moment to take the waiting
+        connection and refuse it (the client answers in-process at once instead of waiting in the backlog for a
+        flood's connections to time out); otherwise the engine waits a moment for connections to finish."""
+        name = errno.errorcode.get(exc.errno or 0, str(exc))
+        self._note_flood(f"accept failed ({name})")
+        if self._spare_fd is None:  # taken by another thread the last time it was given up
+            self._spare_fd = _spare_descriptor()
+        if exc.errno in (errno.EMFILE, errno.ENFILE) and self._spare_fd is not None:
+            os.close(self._spare_fd)
+            self._spare_fd = None
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                time.sleep(ACCEPT_BACKOFF_S)
+            else:
+                self._refuse(conn)
+            self._spare_fd = _spare_descriptor()
+        elif exc.errno in _RESOURCE_ERRNOS:
             time.sleep(ACCEPT_BACKOFF_S)
         elif exc.errno == errno.EBADF:  # the listener itself is gone
             self.stop("listening socket closed")
 
-    def _flood_warning(self, message: str, *args: Any) -> None:
-        """One log line per burst (at most every FLOOD_LOG_S): a flood must not flood the log too."""
+    def _note_flood(self, what: str) -> None:
+        """Count one refused connection, failed accept or dropped slow client; log at most once per
+        FLOOD_LOG_S with the counts since the last line (and once more when it is over: ``_flood_over``)."""
         now = time.monotonic()
-        if now - self._last_flood_log > FLOOD_LOG_S:
-            self._last_flood_log = now
-            self.log.warning(message, *args)
+        counts: dict[str, int] = {}
+        active = 0
+        with self.lock:
+            self._flood[what] = self._flood.get(what, 0) + 1
+            self._flood_seen = now
+            due = now - self._flood_logged >= FLOOD_LOG_S
+            if due:
+                self._flood_logged = now
+                counts, self._flood = self._flood, {}
+                active = self.active
+        if due:
+            self.log.warning("flood: %s; %d connection(s) open (at most %d served at once)",
+                             ", ".join(f"{k} ×{v}" for k, v in counts.items()), active, self.max_connections)
+
+    def _flood_over(self) -> None:
+        with self.lock:
+            if not self._flood or time.monotonic() - self._flood_seen < FLOOD_LOG_S:
+                return
+            counts, self._flood = self._flood, {}
+        self.log.info("flood over; since the last line: %s", ", ".join(f"{k} ×{v}" for k, v in counts.items()))
 
     def _refuse(self, conn: socket.socket) -> None:
-        """Over MAX_CONNECTIONS: one short reply (the client answers in-process) and the connection closed."""
-        self._flood_warning("%d connections open: refusing more until some finish", self.active)
+        """Over the cap (or out of descriptors): one short reply (the client answers in-process) and the
+        connection closed."""
+        self._note_flood("refused (busy)")
         with contextlib.suppress(OSError):
             conn.settimeout(0.2)
             ipc.send(conn, {"ok": False, "error": "the engine is busy"})
@@ -303,7 +343,10 @@ class Engine:
             reply = self.dispatch(str(op), request)
         except ipc.FrameError as exc:
             reply = {"ok": False, "error": str(exc)}
-        except (TimeoutError, ConnectionError):  # a client that sent nothing whole in time, or left
+        except TimeoutError:  # a client that sent nothing whole in time (slow-loris)
+            self._note_flood("dropped a client that sent no whole request in time")
+            return
+        except ConnectionError:  # a client that left
             return
         except Exception as exc:  # noqa: BLE001 - one bad request never takes the engine down
             with self.lock:
@@ -418,7 +461,7 @@ class Engine:
             self.mcp_conns.add(conn)
         token = context.CURRENT.set(client)
         try:
-            anyio.run(serve_socket, server, conn)
+            anyio.run(serve_socket, server, _MessageDeadline(conn, READ_TIMEOUT_S, self._note_flood))
         except Exception:  # noqa: BLE001 - a broken session ends, the engine stays
             self.log.exception("MCP session failed")
         finally:
@@ -565,17 +608,93 @@ def write_info(loc: ipc.Location, purpose: str) -> None:
 
 
 def _raise_descriptor_limit() -> None:
-    """Open-file soft limit up to the hard one (often 1,024 → 4,096+ on Linux): every client holds one."""
+    """Open-file soft limit up to the hard one (often 1,024 → 4,096+ on Linux; macOS starts at 256 and refuses
+    more than its per-process maximum, so smaller steps are tried there): every client holds one."""
+    try:
+        import resource
+    except ImportError:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return
+    ceiling = 1 << 16 if hard == resource.RLIM_INFINITY else hard
+    for want in (ceiling, 10240, 4096):
+        if soft < want <= ceiling:
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+                return
+            except (ValueError, OSError):
+                continue
+
+
+def connection_cap() -> int:
+    """Connections served at once: MAX_CONNECTIONS, fewer when the descriptor limit leaves no room for them
+    beside the engine's own files (FD_RESERVE), so a flood meets a busy reply before the engine runs out."""
     try:
         import resource
 
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if hard == resource.RLIM_INFINITY:
-            hard = 1 << 16
-        if soft != resource.RLIM_INFINITY and soft < hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     except (ImportError, ValueError, OSError):
-        pass
+        return MAX_CONNECTIONS
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(8, min(MAX_CONNECTIONS, soft - FD_RESERVE))
+
+
+def _spare_descriptor() -> int | None:
+    """One descriptor held in reserve: out of them (EMFILE), the engine closes it to accept a waiting connection
+    and refuse it, instead of leaving it in the backlog."""
+    try:
+        return os.open(os.devnull, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+
+
+class _MessageDeadline(io.RawIOBase):
+    """An MCP connection's incoming bytes, read without a deadline between messages (agents keep a session open
+    for hours) but with ``limit_s`` for the rest of a message once its first byte has come: a client sending a
+    byte now and then cannot hold the session's thread for ever (slow-loris). Past it the session reads the end
+    of its input and closes. Messages are JSON lines; the ``wwt mcp`` pipe sends each whole."""
+
+    def __init__(self, conn: socket.socket, limit_s: float, note: Callable[[str], None]) -> None:
+        super().__init__()
+        self.conn = conn
+        self.limit_s = limit_s
+        self.note = note
+        self.begun: float | None = None  # when the unfinished message's first byte came
+        self.expired = False
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.conn.fileno()
+
+    def readinto(self, buffer: Any) -> int:
+        import select
+
+        if self.expired:
+            return 0
+        if self.begun is not None:
+            left = self.begun + self.limit_s - time.monotonic()
+            poller = select.poll()  # not select(): descriptors past 1,024 once the limit was raised
+            poller.register(self.conn.fileno(), select.POLLIN)
+            if left <= 0 or not poller.poll(left * 1000):
+                self.expired = True
+                self.note("dropped an MCP client that sent no whole message in time")
+                return 0
+        n = self.conn.recv_into(buffer)
+        if n:
+            got = memoryview(buffer)[:n].tobytes()
+            if got.endswith(b"\n"):
+                self.begun = None  # between messages: idle for as long as it likes
+            elif self.begun is None or b"\n" in got:
+                self.begun = time.monotonic()  # a new message has begun
+        return n
+
+    def makefile(self, mode: str) -> Any:
+        """What ``mcp_server.serve_socket`` reads and writes: this reader for ``rb``, the socket's own for ``wb``."""
+        return io.BufferedReader(self) if "r" in mode else self.conn.makefile(mode)
 
 
 def main(argv: list[str] | None = None) -> int:
