@@ -13,9 +13,10 @@ runtime folder and serves, one thread per connection, after checking that the pe
 
 It also runs the hook's ingest queue itself (one ingest thread holding ``worker.lock``, the same
 ``worker.drain_once`` as the standalone worker) and exits after ``WWT_ENGINE_IDLE_S`` (default 600 s)
-without a client, request or ingest. A client of another version or settings (``ipc.engine_key``) makes it
-exit so that client can start a fresh one. A failing request is logged and answered with an error; the engine
-goes on. Logs go to the data dir's ``ingest.log``."""
+without a client, request or ingest. A client of a newer version (``ipc.engine_key``), or one naming a
+model when it was started without one (``ipc.settings_verdict``), makes it exit so that client can start a
+fresh one. A failing request is logged and answered with an error; the engine goes on. Logs go to the data
+dir's ``ingest.log``."""
 
 from __future__ import annotations
 
@@ -117,6 +118,7 @@ class Engine:
         self.log = log
         self.purpose = purpose
         self.key = ipc.engine_key()
+        self.settings = ipc.model_settings()  # the model overrides it was started with (ipc.settings_verdict)
         self.version = os.environ.get("WWT_ENGINE_VERSION") or __version__
         self.idle_s = ipc.env_seconds("WWT_ENGINE_IDLE_S", DEFAULT_IDLE_S)
         self.started_at = time.time()
@@ -289,7 +291,17 @@ class Engine:
                 self.stop("version skew")
                 return
             if key != self.key and request.get("op") not in ("nudge", "status", "stop"):  # those serve anyone
-                reply = {"ok": False, "mismatch": self.key, "error": "the engine runs another wwt or settings"}
+                reply = {"ok": False, "mismatch": self.key, "error": "the engine runs another wwt"}
+                return
+            if (verdict := self._settings_verdict(request)) == ipc.REPLACE:
+                self.log.info("a client names a model and this engine was started without one: exiting for a "
+                              "fresh engine")
+                ipc.send(conn, {"ok": False, "skew": self.key})
+                self.stop("model override")
+                return
+            if verdict == ipc.DIFFER:
+                reply = {"ok": False, "mismatch": self.key, "settings": self.settings,
+                         "error": "the engine runs another model"}
                 return
             if "home" in request and os.path.realpath(str(request["home"])) != os.path.realpath(self.home):
                 reply = {"ok": False, "error": "this engine serves another data dir"}  # a name clash: unlikely
@@ -318,6 +330,13 @@ class Engine:
                 self.active -= 1
                 self.last_active = time.monotonic()
 
+    def _settings_verdict(self, request: dict[str, Any]) -> str:
+        """``ipc.settings_verdict`` for a request's model overrides; nudge/status/stop serve anyone."""
+        given = request.get("settings")
+        if request.get("op") in ("nudge", "status", "stop") or not isinstance(given, dict):
+            return ipc.SAME
+        return ipc.settings_verdict({str(k): str(v) for k, v in given.items()}, self.settings)
+
     def dispatch(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
         if op == "cli":
             return self.serve_cli(request)
@@ -340,7 +359,7 @@ class Engine:
             clients = self.active - 1  # not counting the request asking
             idle_for = time.monotonic() - self.last_active
             info = {
-                "ok": True, "pid": os.getpid(), "version": self.version, "key": self.key,
+                "ok": True, "pid": os.getpid(), "version": self.version, "key": self.key, "settings": self.settings,
                 "data_dir": str(self.home), "socket": str(self.loc.socket), "started_at": self.started_at,
                 "uptime_s": round(time.monotonic() - self.started, 1), "rss_bytes": rss_bytes(),
                 "clients": clients, "mcp_sessions": len(self.mcp_conns), "requests": self.requests,
