@@ -1,6 +1,7 @@
 """The first `wwt search` with no engine running (issue 25: ~4 s), this checkout against an older one, side by
-side in one run: each round stops both engines, then times one cold search per checkout (their order
-alternating), then one warm search each. `WWT_ENGINE=off` (the whole search in one process) is timed too, as
+side in one run: each round times one cold search per checkout (their order alternating; each engine is
+stopped right after its answer, so what it loads afterwards cannot slow the other's), then one warm search
+each (after `wwt engine start`, which returns once the engine is warm). `WWT_ENGINE=off` (the whole search in one process) is timed too, as
 a reference. The two checkouts must print the same answer (checked, reported).
 
     python benchmarks/cold_start.py [--baseline REV] [--runs 7] [--record]
@@ -60,7 +61,7 @@ class Checkout:
 
     def prepare(self) -> None:
         which = subprocess.run([sys.executable, "-c", "import wwt; print(wwt.__file__)"], env=self.env(),
-                               capture_output=True, text=True, check=True).stdout.strip()
+                               capture_output=True, text=True, check=True, cwd="/").stdout.strip()
         if not which.startswith(str(self.source)):
             raise SystemExit(f"{self.name}: `import wwt` found {which}, not {self.source}")
         self.runtime.mkdir(mode=0o700, exist_ok=True)
@@ -122,16 +123,18 @@ def main() -> None:
             for run in range(args.runs):
                 order = sides if run % 2 == 0 else sides[::-1]
                 answers = {}
-                for side in sides:
-                    side.stop_engine()
-                for side in order:
+                for side in order:  # each engine stopped right after its answer: what it loads afterwards
+                    side.stop_engine()  # (Kiwi, the MCP SDK) must not slow the other checkout's search
                     seconds, proc = side.run("search", "--all", query, WWT_ENGINE="on")
                     answers[side.name] = answer(proc)
                     cold.setdefault((label, side.name), []).append(seconds)
+                    side.stop_engine()
                 for side in order:
+                    side.run("engine", "start", WWT_ENGINE="on")  # returns once the engine is warm
                     seconds, proc = side.run("search", "--all", query, WWT_ENGINE="on")
                     answer(proc)
                     warm.setdefault((label, side.name), []).append(seconds)
+                    side.stop_engine()
                 if run < 3:
                     for side in order:
                         seconds, proc = side.run("search", "--all", query, WWT_ENGINE="off")

@@ -51,6 +51,7 @@ STOP_GRACE_S = 5.0
 QUEUE_POLL_S = 2.0
 SCAN_S = 300.0  # WWT_ENGINE_SCAN_S: how often agents without hooks are looked at (0: never)
 SCAN_FIRST_S = 10.0  # the first look, after the engine has answered whoever started it
+QUIET_WAIT_S = 5.0  # Kiwi and the MCP SDK wait at most this long for the first searches to be answered
 
 
 def rss_bytes(pid: int | str = "self") -> int:
@@ -139,6 +140,7 @@ class Engine:
         self._height: int | None = None
         self._mcp_lock = threading.Lock()
         self._last_flood_log = 0.0
+        self.cli_busy = 0  # CLI requests being answered (``_first_answers_out``)
         context.SHARED["memory"] = self.memory
         context.install_routers()
         mcp_server._State.memory = self.memory  # MCP sessions in here use the engine's one Memory
@@ -249,17 +251,34 @@ class Engine:
         self.log.info("engine exits after %d request(s)", self.requests)
 
     def warm_up(self) -> None:
-        """Model and indexes first (what the first search needs), then Kiwi, then the MCP SDK."""
+        """Model and indexes first (what the first search needs), then Kiwi, then the MCP SDK — those two once
+        the first searches are answered (``_first_answers_out``)."""
         from wwt import mcp_server
+        from wwt.lexical import get_kiwi
 
         try:
-            mcp_server.warm_up()
+            mcp_server.warm_up(kiwi=False)
+            self._first_answers_out()
+            with contextlib.suppress(Exception):  # a Korean query reports it when it needs Kiwi
+                get_kiwi()
             self.mcp_server()  # the SDK (~1 s, ~35 MB): the next agent's handshake is then answered at once
             self.log.info("engine warm after %.1fs", time.monotonic() - self.started)
         except Exception:  # noqa: BLE001 - the requests report their own errors
             self.log.exception("warm-up failed")
         finally:
             self.warmed.set()
+
+    def _first_answers_out(self) -> None:
+        """Wait (at most QUIET_WAIT_S) until the CLI requests in flight are answered — and, in an engine a
+        search started, until that search was. Kiwi's load holds the GIL for about a second and the MCP SDK's
+        import takes another: a first English search answered meanwhile waited them out (issue 25)."""
+        deadline = time.monotonic() + QUIET_WAIT_S
+        while time.monotonic() < deadline and not self.stopping.is_set():
+            with self.lock:
+                busy = self.cli_busy or (self.purpose == "cli" and not self.requests)
+            if not busy:
+                return
+            time.sleep(0.02)
 
     def mcp_server(self) -> Any:
         with self._mcp_lock:
@@ -273,6 +292,7 @@ class Engine:
 
     def handle(self, conn: socket.socket) -> None:
         reply: dict[str, Any] | None = None
+        cli = False
         try:
             peer = ipc.peer_uid(conn)
             if not ipc.peer_allowed(peer, os.getuid()):
@@ -281,8 +301,10 @@ class Engine:
             request = ipc.recv(conn, ipc.MAX_REQUEST_BYTES, deadline=time.monotonic() + READ_TIMEOUT_S)
             if request is None:
                 return
+            cli = request.get("op") == "cli"
             with self.lock:
                 self.requests += 1
+                self.cli_busy += cli
             key = str(request.get("key"))
             if key != self.key and ipc.newer_version(key, self.key):
                 self.log.info("client of a newer wwt (%s, we are %s): exiting for a fresh engine", key[:80],
@@ -328,6 +350,7 @@ class Engine:
                 conn.close()
             with self.lock:
                 self.active -= 1
+                self.cli_busy -= cli
                 self.last_active = time.monotonic()
 
     def _settings_verdict(self, request: dict[str, Any]) -> str:
@@ -397,6 +420,7 @@ class Engine:
                                 stdout=out, stderr=err)
         token = context.CURRENT.set(client)
         code: int = 0
+        _kiwi_early(argv)
         try:
             from wwt import cli
 
@@ -569,6 +593,31 @@ def _try_worker_lock(home: Path) -> int | None:
     return fd
 
 
+def _kiwi_early(argv: list[str]) -> None:
+    """A command with Korean (or Han) text needs Kiwi: start loading it now, beside the model's load, instead of
+    after it (a cold Korean search waited for the two in turn)."""
+    from wwt import lexical
+
+    if lexical._kiwi is None and any(lexical._HANGUL_OR_HAN.search(arg) for arg in argv[1:]):
+        threading.Thread(target=_quietly, args=(lexical.get_kiwi,), name="wwt-engine-kiwi", daemon=True).start()
+
+
+def _preload_model() -> None:
+    """Load the model (sentencepiece + ONNX: ~1 s in native code that lets the GIL go) while the engine imports
+    the rest and opens the indexes; the warm-up search then finds it in ``load_embedder``'s cache. Only a
+    model already on disk: a download, or a model that cannot load, is left to the warm-up, which reports it."""
+    from wwt.embedder import load_embedder
+    from wwt.model_source import resolve_model
+
+    resolve_model(allow_download=False)
+    load_embedder()
+
+
+def _quietly(step: Callable[[], Any]) -> None:
+    with contextlib.suppress(Exception):  # whoever needs it next reports the failure
+        step()
+
+
 def write_info(loc: ipc.Location, purpose: str) -> None:
     from wwt import __version__
 
@@ -612,6 +661,7 @@ def main(argv: list[str] | None = None) -> int:
     if not home.exists():
         home.mkdir(parents=True, exist_ok=True)
         home.chmod(0o700)
+    threading.Thread(target=_quietly, args=(_preload_model,), name="wwt-engine-model", daemon=True).start()
     log = setup_logging(home)
     try:
         listener = bind(loc.socket)
