@@ -400,19 +400,28 @@ def check_indexes() -> list[Finding]:
 
 def check_runtime() -> list[Finding]:
     """Where the engine's socket lives, when it is not the usual /tmp/wwt-<uid> (another user's folder or a
-    symlink there), and a data dir that is refused."""
+    symlink there), no folder that can hold it (every command then loads its own model: seconds per search),
+    and a data dir that is refused. Looks only: creates nothing."""
     from wwt.engine import ipc
 
     home = paths.data_dir_name()
     problem = paths.foreign_data_dir(home)
     if problem:
         return [Finding(FAIL, "data dir", problem)]
-    if not ipc.enabled() or os.environ.get("WWT_RUNTIME_DIR"):
+    if not ipc.enabled():
         return []
-    base, passed_over = ipc.runtime_choice(home)
-    if passed_over:
-        return [Finding(WARN, "engine", f"{passed_over}: the engine's socket is in {base} instead",
+    slow = "every search and MCP session loads its own model (seconds each)"
+    try:
+        loc = ipc.Location(home)
+    except ipc.EngineUnavailable as exc:
+        return [Finding(WARN, "engine", f"no engine: {exc}; {slow}",
+                        "set WWT_RUNTIME_DIR to a short folder of your own")]
+    if loc.passed_over:
+        return [Finding(WARN, "engine", f"{loc.passed_over}: the engine's socket is in {loc.dir_path} instead",
                         f"remove it if it is not in use (`ls -ld {ipc.shared_runtime_dir()}`)")]
+    if (unusable := ipc.unusable_runtime_dir(loc.dir_path)) is not None:
+        return [Finding(WARN, "engine", f"no engine: {unusable}; {slow}",
+                        "unset WWT_RUNTIME_DIR, or point it at a folder of your own")]
     return []
 
 

@@ -844,5 +844,4 @@ def translations(query: str) -> list[str]:
 
 def expand(query: str, tokenize: Callable[[str], list[str]]) -> list[str]:
     """Lexical tokens of the translations of ``query``'s developer terms (to add to its own tokens)."""
-    added = translations(query)
-    return tokenize(" ".join(added)) if added else []
+    return [token for word in translations(query) for token in tokenize(word)]  # each alone, as search does

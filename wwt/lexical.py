@@ -120,21 +120,40 @@ def tokenize(text: str) -> list[str]:
     return tokenize_many([text])[0]
 
 
-def tokenize_many(texts: Sequence[str]) -> list[list[str]]:
-    """Tokens for many texts, with every Korean piece of every text sent to Kiwi in one batch call."""
+def tokenize_many(texts: Sequence[str], recorded: bool = True) -> list[list[str]]:
+    """Tokens for many texts, with every Korean piece of every text sent to Kiwi in one batch call. A text
+    that is exactly one of the glossary's Korean words is answered from ``wwt.known_tokens`` (Kiwi's own
+    tokens for it, recorded) unless ``recorded`` is False: an English question then never loads Kiwi."""
     prepared = [_prepare(text) for text in texts]
     # (text index, base offset, segment) for every segment that needs Kiwi.
     jobs: list[tuple[int, int, str]] = []
+    known: dict[int, list[str]] = {}
     for index, text in enumerate(prepared):
         if _HANGUL_OR_HAN.search(text):
+            if recorded and (tokens := _recorded_tokens().get(texts[index])) is not None:
+                known[index] = list(tokens)
+                continue
             jobs.extend((index, base, segment) for base, segment in _segments(text))
     korean: list[list[tuple[int, str]]] = [[] for _ in prepared]
     if jobs:
         results = get_kiwi().tokenize([segment for _, _, segment in jobs])
         for (index, base, _), morphemes in zip(jobs, results, strict=True):
             korean[index].extend(_korean_tokens(morphemes, base))
-    return [_merge(_latin_tokens(text), ko) if ko else _latin_only(text)
-            for text, ko in zip(prepared, korean, strict=True)]
+    return [known[index] if index in known else _merge(_latin_tokens(text), ko) if ko else _latin_only(text)
+            for index, (text, ko) in enumerate(zip(prepared, korean, strict=True))]
+
+
+_recorded: dict[str, list[str]] | None = None
+
+
+def _recorded_tokens() -> dict[str, list[str]]:
+    """``wwt.known_tokens``' record for this tokenizer (empty when it was made with another), read once."""
+    global _recorded
+    if _recorded is None:
+        from wwt.known_tokens import recorded
+
+        _recorded = recorded(tokenizer_signature())
+    return _recorded
 
 
 def _prepare(text: str) -> str:

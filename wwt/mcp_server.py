@@ -95,8 +95,9 @@ def memory() -> Any:
     return _State.memory
 
 
-def warm_up() -> None:
-    """Load model, Kiwi and indexes once, off the handshake path; a failure is reported by the first call."""
+def warm_up(kiwi: bool = True) -> None:
+    """Load model, Kiwi and indexes once, off the handshake path; a failure is reported by the first call.
+    ``kiwi=False``: the caller loads Kiwi when it suits it (the engine: after its first answers are out)."""
     try:
         mem = memory()
         if mem.has_data():
@@ -111,6 +112,8 @@ def warm_up() -> None:
         _State.warmed.set()
     # Then Kiwi, without holding up the first call: the warm-up query has no Hangul, and a first Korean
     # question would otherwise wait ~1.2 s for it (one that comes sooner waits on the same load).
+    if not kiwi:
+        return
     try:
         from wwt.lexical import get_kiwi
 

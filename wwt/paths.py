@@ -23,11 +23,11 @@ def data_dir_name() -> str:
 
 
 def pin_home() -> None:
-    """Resolve a relative (or ``~``) ``WWT_HOME`` and ``WWT_RUNTIME_DIR`` once, at start-up, against the folder
-    wwt was started in, and put the absolute paths back in the environment: the worker and the engine are
+    """Resolve a relative (or ``~``) ``WWT_HOME``, ``WWT_RUNTIME_DIR`` and model override once, at start-up,
+    against the folder wwt was started in, and put the absolute paths back in the environment: the worker and the engine are
     started from ``/`` and would otherwise read another folder's data or bind their socket where no client
     looks, and one relative name run from two folders must not share an engine."""
-    for name in ("WWT_HOME", "WWT_RUNTIME_DIR"):
+    for name in ("WWT_HOME", "WWT_RUNTIME_DIR", "WWT_MODEL_DIR", "WWT_MODEL_MANIFEST"):
         raw = os.environ.get(name)
         if not raw:
             continue

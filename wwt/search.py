@@ -657,7 +657,9 @@ def run_search(
         vector_hits = wide[:depth]
         ranked_vector = vector.neutralise(wide, query_vector)[:depth] if bilingual else vector_hits
     query_tokens = topic_tokens(tokenize(query)) if tokenize is not None else []
-    bridge_tokens = tokenize(" ".join(bridge)) if tokenize is not None and bridge else []
+    # each translation alone, as the "nothing relevant" checks look words up: its tokens are then Kiwi's recorded
+    # ones (wwt.known_tokens) and an English question needs no Kiwi, whose load was most of a cold search
+    bridge_tokens = [token for form in bridge for token in tokenize(form)] if tokenize is not None else []
     if tokenize is not None:
         lexical_hits = lexical.search_tokens(
             query_tokens, filters, depth, extra=bridge_tokens, extra_weight=EXPANSION_WEIGHT

@@ -56,6 +56,21 @@ def location() -> ipc.Location | None:
         return None
 
 
+def unavailable() -> str | None:
+    """Why no engine can run for this data dir here (``wwt engine start`` says it), or None."""
+    if not ipc.enabled():
+        return "the engine is off (WWT_ENGINE=off, or no Unix sockets)"
+    from wwt import paths
+
+    if problem := paths.foreign_data_dir(paths.data_dir_name()):
+        return problem
+    try:
+        ipc.Location().prepare()
+    except ipc.EngineUnavailable as exc:
+        return str(exc)
+    return None
+
+
 def connect(loc: ipc.Location) -> socket.socket | None:
     """A connection to the running engine, or None (no socket file, or a stale one nobody listens on)."""
     sock = ipc.unix_socket()
@@ -156,8 +171,8 @@ def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False,
     loc = loc or location()
     if loc is None:
         return None
-    request = {"op": op, "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": loc.home_path,
-               **(payload or {})}
+    request = {"op": op, "key": ipc.engine_key(), "settings": ipc.model_settings(), "protocol": ipc.PROTOCOL,
+               "home": loc.home_path, **(payload or {})}
     timeout = ipc.env_seconds("WWT_ENGINE_TIMEOUT_S", 120.0) if timeout is None else timeout
     for _attempt in range(2):
         sock = obtain(loc, start=start, purpose=purpose)
@@ -177,6 +192,14 @@ def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False,
         if not start:
             return None
     return None
+
+
+def other_model(settings: Any) -> str:
+    """The line a client prints when the data dir's engine runs with other model overrides than its own."""
+    theirs = ", ".join(f"{k}={v}" for k, v in dict(settings or {}).items())[:300] or "no model override"
+    ours = ", ".join(f"{k}={v}" for k, v in ipc.model_settings().items())[:300]
+    return (f"the engine for this data dir runs with {theirs}, not {ours} (`wwt engine stop` lets the next "
+            "command start one with yours)")
 
 
 class EngineLost(Exception):
@@ -241,7 +264,9 @@ def run_cli(argv: list[str]) -> int | None:
         _note(f"the engine stopped during the request ({exc}); answering in-process")
         return None
     if reply is None or reply.get("mismatch"):
-        return None  # no engine, or one of an older wwt / other settings: in-process, silently
+        if reply is not None and "settings" in reply:
+            _note(f"{other_model(reply['settings'])}; answering in-process")
+        return None  # no engine, or one of an older wwt: in-process, silently
     if not reply.get("ok"):
         _note(f"the engine could not answer ({str(reply.get('error'))[:200]}); answering in-process")
         return None
@@ -318,8 +343,8 @@ def nudge() -> str | None:
     if sock is not None:
         try:
             sock.settimeout(0.2)
-            ipc.send(sock, {"op": "nudge", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL,
-                            "home": loc.home_path})
+            ipc.send(sock, {"op": "nudge", "key": ipc.engine_key(), "settings": ipc.model_settings(),
+                            "protocol": ipc.PROTOCOL, "home": loc.home_path})
             reply = ipc.recv(sock, ipc.MAX_REQUEST_BYTES)
             if reply is not None and "skew" not in reply:
                 return f"nudged engine {reply.get('pid')}"
@@ -403,7 +428,7 @@ class _Pipe:
             if "skew" in reply:
                 wait_for_exit(self.loc, SKEW_EXIT_WAIT_S)
                 continue
-            self.why = str(reply.get("error"))[:200]
+            self.why = other_model(reply["settings"]) if "settings" in reply else str(reply.get("error"))[:200]
             return None
         return None
 
@@ -593,13 +618,13 @@ def mcp_pipe() -> int | None:
     except OSError:
         cwd = "/"
     env = {name: os.environ[name] for name in ipc.MCP_ENV if name in os.environ}
-    hello = {"op": "mcp", "key": ipc.engine_key(), "protocol": ipc.PROTOCOL, "home": loc.home_path, "cwd": cwd,
-             "env": env}
+    hello = {"op": "mcp", "key": ipc.engine_key(), "settings": ipc.model_settings(), "protocol": ipc.PROTOCOL,
+             "home": loc.home_path, "cwd": cwd, "env": env}
     pipe = _Pipe(loc, hello)
     pipe.start_pump()  # initialize and tools/list are answered while the engine starts (wwt.mcp_handshake)
     sock = pipe.open()
     if sock is None:
-        _note(f"{pipe.why}; serving MCP in-process" if pipe.why.startswith("the engine (pid")
+        _note(f"{pipe.why}; serving MCP in-process" if pipe.why.startswith("the engine ")
               else f"no engine ({pipe.why}); serving MCP in-process")
         sock = pipe.serve_in_process()
     if not pipe._switch_to(sock):

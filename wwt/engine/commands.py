@@ -72,6 +72,9 @@ def register(app: typer.Typer) -> None:
         if not ipc.enabled():
             typer.echo("engine disabled (WWT_ENGINE=off or no Unix sockets)")
             raise typer.Exit(1)
+        if why := client.unavailable():
+            typer.echo(f"no engine can run here: {why}")
+            raise typer.Exit(1)
         info = client.start()
         if not info or not info.get("ok"):
             typer.echo("the engine did not start; see the data dir's ingest.log")

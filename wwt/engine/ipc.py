@@ -3,7 +3,7 @@ the thin clients (``wwt search``, ``wwt mcp``, the hook) import this before anyt
 
 Files live in a private runtime folder (``$WWT_RUNTIME_DIR``, else ``/tmp/wwt-<uid>`` — never a folder that an
 agent's environment moves, such as ``$XDG_RUNTIME_DIR`` — else, when that one is another user's or a symlink,
-``<data dir>/run``; 0700, owned by the user), named by a hash of the data dir so
+``<data dir>/run`` or ``~/.cache/wwt/run``; 0700, owned by the user), named by a hash of the data dir so
 each ``WWT_HOME`` gets its own engine and the socket path stays far below the ~100-byte limit:
 ``<key>.sock`` (0600), ``<key>.lock`` (flock held by the live engine) and ``<key>.json`` (pid, version).
 
@@ -43,9 +43,12 @@ MAX_REQUEST_BYTES = 1 << 20
 MAX_REPLY_BYTES = 64 << 20
 MAX_SOCKET_PATH = 100  # sun_path is 104 bytes on macOS, 108 on Linux
 HEADER_BYTES = 4  # big-endian frame length
-# Settings read from the environment at start that change what the engine answers or stores: a client whose
-# values differ is answered in-process (the key is checked on every request; see ``newer_version``).
-KEY_ENV = ("WWT_MODEL_DIR", "WWT_MODEL_MANIFEST")  # not WWT_REDACT: what is stored is the data dir's to say
+# Model overrides read from the environment at start. They are not part of the engine's address or key: an
+# agent may start ``wwt mcp`` with a minimal environment (Codex), and that must reach the same engine. A client
+# that sets none of them takes the data dir's engine as it is (without an override the model is the data
+# dir's own, ``$WWT_HOME/models``); one that sets them is compared by ``settings_verdict``. Not WWT_REDACT:
+# what is stored is the data dir's to say.
+KEY_ENV = ("WWT_MODEL_DIR", "WWT_MODEL_MANIFEST")
 OFF_VALUES = ("off", "0", "no", "false")
 # What an MCP session reads from its own process's environment (wwt.mcp_server.SESSION_ENV_VARS: which agent
 # session it runs in); the pipe forwards these with the handshake.
@@ -97,20 +100,48 @@ def data_dir() -> Path:
 
 
 def engine_key(environ: Mapping[str, str] | None = None) -> str:
-    """Package version plus the settings in ``KEY_ENV``: an engine answers only clients with the same key.
-    ``WWT_ENGINE_VERSION`` overrides the version (tests simulate an engine left over from an older wwt)."""
+    """The package version: an engine answers clients of its own version (``newer_version`` makes an older one
+    step down). ``WWT_ENGINE_VERSION`` overrides it (tests simulate an engine left over from an older wwt).
+    Nothing else from the environment is in it — model overrides travel as ``model_settings``."""
     from wwt import __version__
 
     environ = os.environ if environ is None else environ
-    version = environ.get("WWT_ENGINE_VERSION") or __version__
-    settings = ";".join(f"{name}={environ.get(name, '')}" for name in KEY_ENV)
-    return f"{version}|{_digest(settings.encode('utf-8', 'surrogateescape'))}"
+    return environ.get("WWT_ENGINE_VERSION") or __version__
+
+
+def model_settings(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The model overrides (``KEY_ENV``) this process sets, as absolute paths; unset or empty ones left out."""
+    environ = os.environ if environ is None else environ
+    found = {}
+    for name in KEY_ENV:
+        value = environ.get(name)
+        if value:
+            try:
+                value = os.path.abspath(os.path.expanduser(value))
+            except OSError:  # relative, in a folder that was deleted
+                pass
+            found[name] = value
+    return found
+
+
+SAME, REPLACE, DIFFER = "same", "replace", "differ"
+
+
+def settings_verdict(client: Mapping[str, str], engine: Mapping[str, str]) -> str:
+    """May a client with these model overrides use an engine started with those? ``SAME``: yes (equal, or the
+    client sets none: it takes the data dir's engine as it is). ``REPLACE``: the engine was started without
+    overrides (say by a hook or an agent's minimal environment) and the client names a model: the engine steps
+    down for one started with the client's. ``DIFFER``: both name other models — the client answers
+    in-process after one line (two overrides for one data dir: the user's to settle; no ping-pong)."""
+    if not client or dict(client) == dict(engine):
+        return SAME
+    return REPLACE if not engine else DIFFER
 
 
 def newer_version(client_key: str, engine_key_: str) -> bool:
     """Does the client run a newer wwt than the engine? Then the engine steps down for a fresh one (an
-    upgrade). An older client, or one with other settings, runs in-process instead, so two kinds of clients
-    never keep replacing each other's engine."""
+    upgrade). An older client runs in-process instead, so two kinds of clients never keep replacing each
+    other's engine."""
     import re
 
     def parts(key: str) -> tuple[int, ...]:
@@ -152,25 +183,51 @@ def own_runtime_dir(home: str) -> str:
     return os.path.join(home, "run")
 
 
+def user_runtime_dir() -> str:
+    """``~/.cache/wwt/run`` of the user's home in the password database (not ``$HOME``, which an agent's
+    environment may change): the last resort when ``<data dir>/run`` makes too long a socket path."""
+    import pwd
+
+    try:
+        root = pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        root = os.path.expanduser("~")
+    return os.path.join(root, ".cache", "wwt", "run")
+
+
 def runtime_choice(home: str) -> tuple[str, str | None]:
     """(the runtime folder for ``home``'s engine, why the shared one was passed over — for ``wwt doctor``).
     ``$WWT_RUNTIME_DIR`` is an explicit override; otherwise the choice follows from the user and the data dir
-    alone, so every client of one data dir meets one engine."""
+    alone, so every client of one data dir meets one engine: ``/tmp/wwt-<uid>``, else ``<data dir>/run``,
+    else ``~/.cache/wwt/run`` (the first that is ours and short enough for a socket path). Raises
+    ``EngineUnavailable`` (with the reason) when none is."""
     raw = os.environ.get("WWT_RUNTIME_DIR")
     if raw:
         return raw, None
     shared = shared_runtime_dir()
-    problem = _unusable(shared)
+    problem = unusable_runtime_dir(shared)
     if problem is None:
         return shared, None
-    return own_runtime_dir(home), problem
+    name = key_of(home)
+    for candidate in (own_runtime_dir(home), user_runtime_dir()):
+        if _fits(candidate, name) and unusable_runtime_dir(candidate) is None:
+            return candidate, problem
+    raise EngineUnavailable(f"{problem}, and no folder of ours makes a short enough socket path")
 
 
-def _unusable(path: str) -> str | None:
-    """Why ``path`` cannot be our private runtime folder, or None (missing is fine: it is created 0700)."""
+def _fits(folder: str, name: str) -> bool:
+    return len(os.fsencode(os.path.join(folder, f"{name}.sock"))) <= MAX_SOCKET_PATH
+
+
+def unusable_runtime_dir(path: str) -> str | None:
+    """Why ``path`` cannot be our private runtime folder, or None (missing is fine: it is created 0700).
+    Looks only: ``wwt doctor`` uses it too."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
+        parent = os.path.dirname(path.rstrip("/")) or "/"
+        if os.path.isdir(parent) and not os.access(parent, os.W_OK | os.X_OK):
+            return f"{path} cannot be created ({parent} is not writable)"
         return None
     except OSError as exc:
         return f"{path}: {exc.strerror}"
@@ -199,12 +256,13 @@ class Location:
             base, self.passed_over = runtime_choice(self.home_path)
         base = os.fspath(base)
         name = key_of(self.home_path)
-        if len(os.fsencode(os.path.join(base, f"{name}.sock"))) > MAX_SOCKET_PATH:
-            if self.passed_over is not None:
-                raise EngineUnavailable(f"{self.passed_over}, and the data dir's path is too long for a socket")
-            base = shared_runtime_dir()  # a long runtime dir: the short shared one
-            if len(os.fsencode(os.path.join(base, f"{name}.sock"))) > MAX_SOCKET_PATH:
-                raise EngineUnavailable("no runtime folder short enough for a Unix socket path")
+        if not _fits(base, name):  # a long WWT_RUNTIME_DIR: the short shared one
+            shared = shared_runtime_dir()
+            problem = (unusable_runtime_dir(shared) if _fits(shared, name)
+                       else f"{shared} makes too long a socket path")
+            if problem is not None:
+                raise EngineUnavailable(f"{base} is too long a path for a socket, and {problem}")
+            base = shared
         self.dir_path = base
         self.socket_path = os.path.join(base, f"{name}.sock")
         self.lock_path = os.path.join(base, f"{name}.lock")

@@ -13,9 +13,10 @@ runtime folder and serves, one thread per connection, after checking that the pe
 
 It also runs the hook's ingest queue itself (one ingest thread holding ``worker.lock``, the same
 ``worker.drain_once`` as the standalone worker) and exits after ``WWT_ENGINE_IDLE_S`` (default 600 s)
-without a client, request or ingest. A client of another version or settings (``ipc.engine_key``) makes it
-exit so that client can start a fresh one. A failing request is logged and answered with an error; the engine
-goes on. Logs go to the data dir's ``ingest.log``."""
+without a client, request or ingest. A client of a newer version (``ipc.engine_key``), or one naming a
+model when it was started without one (``ipc.settings_verdict``), makes it exit so that client can start a
+fresh one. A failing request is logged and answered with an error; the engine goes on. Logs go to the data
+dir's ``ingest.log``."""
 
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ STOP_GRACE_S = 5.0
 QUEUE_POLL_S = 2.0
 SCAN_S = 300.0  # WWT_ENGINE_SCAN_S: how often agents without hooks are looked at (0: never)
 SCAN_FIRST_S = 10.0  # the first look, after the engine has answered whoever started it
+QUIET_WAIT_S = 5.0  # Kiwi and the MCP SDK wait at most this long for the first searches to be answered
 
 
 def rss_bytes(pid: int | str = "self") -> int:
@@ -120,6 +122,7 @@ class Engine:
         self.log = log
         self.purpose = purpose
         self.key = ipc.engine_key()
+        self.settings = ipc.model_settings()  # the model overrides it was started with (ipc.settings_verdict)
         self.version = os.environ.get("WWT_ENGINE_VERSION") or __version__
         self.idle_s = ipc.env_seconds("WWT_ENGINE_IDLE_S", DEFAULT_IDLE_S)
         self.started_at = time.time()
@@ -144,6 +147,7 @@ class Engine:
         self._flood_logged = -FLOOD_LOG_S
         self._flood_seen = 0.0
         self._spare_fd: int | None = _spare_descriptor()  # given up to refuse a connection when out of them
+        self.cli_busy = 0  # CLI requests being answered (``_first_answers_out``)
         context.SHARED["memory"] = self.memory
         context.install_routers()
         mcp_server._State.memory = self.memory  # MCP sessions in here use the engine's one Memory
@@ -289,17 +293,34 @@ class Engine:
         self.log.info("engine exits after %d request(s)", self.requests)
 
     def warm_up(self) -> None:
-        """Model and indexes first (what the first search needs), then Kiwi, then the MCP SDK."""
+        """Model and indexes first (what the first search needs), then Kiwi, then the MCP SDK — those two once
+        the first searches are answered (``_first_answers_out``)."""
         from wwt import mcp_server
+        from wwt.lexical import get_kiwi
 
         try:
-            mcp_server.warm_up()
+            mcp_server.warm_up(kiwi=False)
+            self._first_answers_out()
+            with contextlib.suppress(Exception):  # a Korean query reports it when it needs Kiwi
+                get_kiwi()
             self.mcp_server()  # the SDK (~1 s, ~35 MB): the next agent's handshake is then answered at once
             self.log.info("engine warm after %.1fs", time.monotonic() - self.started)
         except Exception:  # noqa: BLE001 - the requests report their own errors
             self.log.exception("warm-up failed")
         finally:
             self.warmed.set()
+
+    def _first_answers_out(self) -> None:
+        """Wait (at most QUIET_WAIT_S) until the CLI requests in flight are answered — and, in an engine a
+        search started, until that search was. Kiwi's load holds the GIL for about a second and the MCP SDK's
+        import takes another: a first English search answered meanwhile waited them out (issue 25)."""
+        deadline = time.monotonic() + QUIET_WAIT_S
+        while time.monotonic() < deadline and not self.stopping.is_set():
+            with self.lock:
+                busy = self.cli_busy or (self.purpose == "cli" and not self.requests)
+            if not busy:
+                return
+            time.sleep(0.02)
 
     def mcp_server(self) -> Any:
         with self._mcp_lock:
@@ -313,6 +334,7 @@ class Engine:
 
     def handle(self, conn: socket.socket) -> None:
         reply: dict[str, Any] | None = None
+        cli = False
         try:
             peer = ipc.peer_uid(conn)
             if not ipc.peer_allowed(peer, os.getuid()):
@@ -321,8 +343,10 @@ class Engine:
             request = ipc.recv(conn, ipc.MAX_REQUEST_BYTES, deadline=time.monotonic() + READ_TIMEOUT_S)
             if request is None:
                 return
+            cli = request.get("op") == "cli"
             with self.lock:
                 self.requests += 1
+                self.cli_busy += cli
             key = str(request.get("key"))
             if key != self.key and ipc.newer_version(key, self.key):
                 self.log.info("client of a newer wwt (%s, we are %s): exiting for a fresh engine", key[:80],
@@ -331,7 +355,17 @@ class Engine:
                 self.stop("version skew")
                 return
             if key != self.key and request.get("op") not in ("nudge", "status", "stop"):  # those serve anyone
-                reply = {"ok": False, "mismatch": self.key, "error": "the engine runs another wwt or settings"}
+                reply = {"ok": False, "mismatch": self.key, "error": "the engine runs another wwt"}
+                return
+            if (verdict := self._settings_verdict(request)) == ipc.REPLACE:
+                self.log.info("a client names a model and this engine was started without one: exiting for a "
+                              "fresh engine")
+                ipc.send(conn, {"ok": False, "skew": self.key})
+                self.stop("model override")
+                return
+            if verdict == ipc.DIFFER:
+                reply = {"ok": False, "mismatch": self.key, "settings": self.settings,
+                         "error": "the engine runs another model"}
                 return
             if "home" in request and os.path.realpath(str(request["home"])) != os.path.realpath(self.home):
                 reply = {"ok": False, "error": "this engine serves another data dir"}  # a name clash: unlikely
@@ -361,7 +395,15 @@ class Engine:
                 conn.close()
             with self.lock:
                 self.active -= 1
+                self.cli_busy -= cli
                 self.last_active = time.monotonic()
+
+    def _settings_verdict(self, request: dict[str, Any]) -> str:
+        """``ipc.settings_verdict`` for a request's model overrides; nudge/status/stop serve anyone."""
+        given = request.get("settings")
+        if request.get("op") in ("nudge", "status", "stop") or not isinstance(given, dict):
+            return ipc.SAME
+        return ipc.settings_verdict({str(k): str(v) for k, v in given.items()}, self.settings)
 
     def dispatch(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
         if op == "cli":
@@ -385,7 +427,7 @@ class Engine:
             clients = self.active - 1  # not counting the request asking
             idle_for = time.monotonic() - self.last_active
             info = {
-                "ok": True, "pid": os.getpid(), "version": self.version, "key": self.key,
+                "ok": True, "pid": os.getpid(), "version": self.version, "key": self.key, "settings": self.settings,
                 "data_dir": str(self.home), "socket": str(self.loc.socket), "started_at": self.started_at,
                 "uptime_s": round(time.monotonic() - self.started, 1), "rss_bytes": rss_bytes(),
                 "clients": clients, "mcp_sessions": len(self.mcp_conns), "requests": self.requests,
@@ -423,6 +465,7 @@ class Engine:
                                 stdout=out, stderr=err)
         token = context.CURRENT.set(client)
         code: int = 0
+        _kiwi_early(argv)
         try:
             from wwt import cli
 
@@ -595,6 +638,31 @@ def _try_worker_lock(home: Path) -> int | None:
     return fd
 
 
+def _kiwi_early(argv: list[str]) -> None:
+    """A command with Korean (or Han) text needs Kiwi: start loading it now, beside the model's load, instead of
+    after it (a cold Korean search waited for the two in turn)."""
+    from wwt import lexical
+
+    if lexical._kiwi is None and any(lexical._HANGUL_OR_HAN.search(arg) for arg in argv[1:]):
+        threading.Thread(target=_quietly, args=(lexical.get_kiwi,), name="wwt-engine-kiwi", daemon=True).start()
+
+
+def _preload_model() -> None:
+    """Load the model (sentencepiece + ONNX: ~1 s in native code that lets the GIL go) while the engine imports
+    the rest and opens the indexes; the warm-up search then finds it in ``load_embedder``'s cache. Only a
+    model already on disk: a download, or a model that cannot load, is left to the warm-up, which reports it."""
+    from wwt.embedder import load_embedder
+    from wwt.model_source import resolve_model
+
+    resolve_model(allow_download=False)
+    load_embedder()
+
+
+def _quietly(step: Callable[[], Any]) -> None:
+    with contextlib.suppress(Exception):  # whoever needs it next reports the failure
+        step()
+
+
 def write_info(loc: ipc.Location, purpose: str) -> None:
     from wwt import __version__
 
@@ -714,6 +782,7 @@ def main(argv: list[str] | None = None) -> int:
     if not home.exists():
         home.mkdir(parents=True, exist_ok=True)
         home.chmod(0o700)
+    threading.Thread(target=_quietly, args=(_preload_model,), name="wwt-engine-model", daemon=True).start()
     log = setup_logging(home)
     try:
         listener = bind(loc.socket)
