@@ -52,6 +52,7 @@ INSTRUCTIONS = (
 # archived text is also flattened onto one line after the server's own prefix, so it cannot forge a line.
 # wwt/own_tools.py keeps the text: the chunker knows wwt's replies by it (they are not indexed as new content)
 QUOTED_NOTICE = own_tools.QUOTED_NOTICE
+TOOL_HINTS = own_tools.TOOL_HINTS
 
 SEARCH_MEMORY_DOC = (
     "Search the user's past AI-agent conversations in the current project (the project of `cwd`, else of the "
@@ -383,15 +384,6 @@ TOOLS = (
     (ingest_session, INGEST_DOC),
     (get_session, GET_SESSION_DOC),
 )
-# (title, read-only) per tool, declared as MCP tool annotations: agents that gate tool calls on approval (Codex
-# `exec` with approval policy "never" refused an unannotated call) may run a read-only, closed-world tool
-# without asking. ingest_session writes to the archive — idempotently, only from the agents' own log folders.
-TOOL_HINTS = {
-    "search_memory": ("Search past agent conversations (this project)", True),
-    "search_all": ("Search past agent conversations (every project)", True),
-    "get_session": ("Read an archived conversation", True),
-    "ingest_session": ("Archive an agent's session log now", False),
-}
 
 
 def tool_annotations(name: str) -> Any:
