@@ -170,7 +170,12 @@ def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool, state: Setup
                 inline.update(env)
                 out["env"] = inline
             out["startup_timeout_sec"] = MCP_STARTUP_TIMEOUT_S
-            out["tools"] = read_only_approvals()
+            tools = tomlkit.inline_table()  # inline: wwt's entry stays one table, removed whole on uninstall
+            for name, setting in read_only_approvals().items():
+                inline_setting = tomlkit.inline_table()
+                inline_setting.update(setting)
+                tools[name] = inline_setting
+            out["tools"] = tools
             return out
 
         wanted = values()
