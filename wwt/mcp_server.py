@@ -176,6 +176,35 @@ def own_session_id(explicit: str | None) -> str | None:
     return None
 
 
+LIVE_QUESTION_S = 900.0  # a session without any answer yet, active this recently: the question being asked now
+
+
+def live_question(ended_at: str | None, answered: bool, now: float) -> bool:
+    """A hit that is the asking agent's own session, caught mid-turn: no answer in it yet and active within
+    LIVE_QUESTION_S. Agents that do not tell their MCP server which session it serves (OpenCode) are archived
+    by the engine's scan while they wait for wwt — their session then held only the question, which matched
+    itself and kept the project's real answer out (found by the real OpenCode CLI). It holds nothing to recall."""
+    if answered or not ended_at:
+        return False
+    from datetime import datetime, timezone
+
+    try:
+        stamp = datetime.fromisoformat(ended_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return now - stamp.timestamp() <= LIVE_QUESTION_S
+
+
+def without_live_questions(mem: Any, hits: list[Any]) -> list[Any]:
+    import time
+
+    activity = mem.session_activity([h.session_id for h in hits])
+    now = time.time()
+    return [h for h in hits if not live_question(*activity.get(h.session_id, (None, True)), now)]
+
+
 def when(iso: str | None) -> str:
     return (iso or "?")[:16].replace("T", " ")
 
@@ -227,12 +256,13 @@ def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all
         notes = f" (no sessions archived for project {echo(filters.project)} yet; searched all projects)"
         filters.project = None
         scope = "all projects"
+    own_unknown = not filters.exclude_session_id  # then the asking session may be archived mid-turn
     outcome = mem.search_outcome(query, filters, limit)
-    hits = outcome.hits
+    hits = without_live_questions(mem, outcome.hits) if own_unknown else outcome.hits
     if not hits and filters.project and fallback_all:
         filters.project = None
         outcome = mem.search_outcome(query, filters, limit)
-        hits = outcome.hits
+        hits = without_live_questions(mem, outcome.hits) if own_unknown else outcome.hits
         notes = f" (nothing in {scope}; these are from all projects)"
         scope = "all projects"
     from wwt.search import weak_notice

@@ -684,6 +684,18 @@ class Store:
             "change_counter": self.change_counter(),
         }
 
+    def session_activity(self, session_ids: list[str]) -> dict[str, tuple[str | None, bool]]:
+        """Per session: when it was last active and whether it holds any answer (an assistant's text)."""
+        out: dict[str, tuple[str | None, bool]] = {}
+        for start in range(0, len(session_ids), 500):
+            part = session_ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for sid, ended, answered in self.conn.execute(
+                f"SELECT s.session_id, s.ended_at, EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.session_id "
+                f"AND m.role = 'assistant' AND m.kind = 'text') FROM sessions s WHERE s.session_id IN ({marks})", part):
+                out[sid] = (ended, bool(answered))
+        return out
+
     def projects(self) -> list[str]:
         return [
             r[0]
