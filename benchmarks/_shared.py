@@ -33,10 +33,11 @@ def _markers(key: str) -> tuple[str, str]:
 def replace_section(key: str, body: str, results: Path = RESULTS) -> None:
     """Put one benchmark's current section into RESULTS.md, replacing its previous one (history is git).
 
-    A section sits between ``<!-- section: KEY -->`` and ``<!-- /section: KEY -->``; a new key is added at the
-    end, so the summary on top stays where it is."""
+    A section sits between ``<!-- section: KEY -->`` and ``<!-- /section: KEY -->`` and starts with an
+    ``<a id="KEY">`` anchor; a new key is added at the end, so the summary on top stays where it is."""
     start, end = _markers(key)
-    block = f"{start}\n{body.strip()}\n{end}\n"
+    # the anchor is what the summary table links to (a heading's own anchor changes with its date)
+    block = f'{start}\n<a id="{key}"></a>\n\n{body.strip()}\n{end}\n'
     text = results.read_text(encoding="utf-8") if results.exists() else "# Benchmark results\n\n"
     head, found, rest = text.partition(start)
     if found:

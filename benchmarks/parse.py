@@ -9,8 +9,6 @@ Modes:
   parse   — ``parse_file`` (Claude parser + noise rules + redaction), returning every message
 
     python benchmarks/parse.py --sizes 10,100 [--append-results]
-    python benchmarks/parse.py --connectors [--sizes 10,100] [--append-results]   # the newer agents, side by side
-                                                                                  # (benchmarks/parse_connectors.py)
 """
 
 from __future__ import annotations
@@ -18,53 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _shared import REAL_FIXTURES, load_average, replace_section, run_tree_measured  # noqa: E402
-
-REAL = (REAL_FIXTURES / "claude-code")
-SOURCES = [
-    "VibeCodingTracker__claude_code.jsonl",
-    "spotter__subagent.jsonl",
-    "spotter__tool_heavy.jsonl",
-    "spotter__short.jsonl",
-    "agentlogs__crud.jsonl",
-    "agentlogs__todos.jsonl",
-    "agentlogs__compact.jsonl",
-    "agentlogs__subagent.jsonl",
-    "episodic-memory__tiny-conversation.jsonl",
-]
-_ID_RE = re.compile(r"\b([0-9a-f]{8})(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b|\b(msg_|toolu_|req_)([A-Za-z0-9]{6})")
-
-
-def _fresh_ids(line: str, rep: int) -> str:
-    tag = f"{rep:08x}"
-
-    def sub(match: re.Match[str]) -> str:
-        if match.group(1):
-            return tag + match.group(2)
-        return match.group(3) + tag[-6:] + match.group(4)
-
-    return _ID_RE.sub(sub, line)
-
-
-def build_transcript(path: Path, megabytes: int) -> int:
-    lines = [line for name in SOURCES for line in (REAL / name).read_text(encoding="utf-8").splitlines() if line]
-    target = megabytes * 1024 * 1024
-    written = 0
-    with open(path, "w", encoding="utf-8") as out:
-        rep = 0
-        while written < target:
-            for line in lines:
-                chunk = _fresh_ids(line, rep) + "\n"
-                out.write(chunk)
-                written += len(chunk.encode("utf-8"))
-            rep += 1
-    return path.stat().st_size
+from _shared import load_average, replace_section, run_tree_measured  # noqa: E402
+from real_sized_logs import build_transcript  # noqa: E402
 
 
 def _measure(mode: str, path: str) -> dict:
@@ -118,14 +76,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="10,100", help="transcript sizes in MB, comma-separated")
     ap.add_argument("--append-results", action="store_true", help="write its section into benchmarks/RESULTS.md")
     ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
-    ap.add_argument("--connectors", action="store_true",
-                    help="measure the newer connectors instead (Qwen, Copilot, Cursor, Aider, Cline, OpenCode)")
     args = ap.parse_args()
-    if args.connectors:
-        import parse_connectors
-
-        parse_connectors.main(["--sizes", args.sizes] + (["--append-results"] if args.append_results else []))
-        return
     if args.child:
         print(json.dumps(_measure(*args.child)))
         return

@@ -43,7 +43,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import parse as claude_parse  # noqa: E402
 import real_sized_logs  # noqa: E402
 from _shared import REAL_FIXTURES, load_average, replace_section, run_tree_measured  # noqa: E402
 
@@ -160,7 +159,7 @@ def build(platform: str, folder: Path, megabytes: int, inputs: str = "tiny") -> 
     if platform == REFERENCE:
         path = folder / "claude/session.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        claude_parse.build_transcript(path, megabytes)
+        real_sized_logs.build_transcript(path, megabytes)
         return path
     if inputs == "real-sized":
         return real_sized_logs.build(platform, folder, megabytes, REAL_FIXTURES / "claude-code",

@@ -16,6 +16,7 @@ append every repetition to the one session; Aider starts a run per session, Open
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -478,3 +479,51 @@ def build(platform: str, folder: Path, megabytes: int, real_claude: Path, openco
     conn.commit()
     conn.close()
     return path
+
+
+# ------------------------------------------------------------- Claude Code transcripts (parse.py; parse_connectors.py's reference)
+
+SOURCES = [
+    "VibeCodingTracker__claude_code.jsonl",
+    "spotter__subagent.jsonl",
+    "spotter__tool_heavy.jsonl",
+    "spotter__short.jsonl",
+    "agentlogs__crud.jsonl",
+    "agentlogs__todos.jsonl",
+    "agentlogs__compact.jsonl",
+    "agentlogs__subagent.jsonl",
+    "episodic-memory__tiny-conversation.jsonl",
+]
+_ID_RE = re.compile(r"\b([0-9a-f]{8})(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b|\b(msg_|toolu_|req_)([A-Za-z0-9]{6})")
+
+
+def _fresh_ids(line: str, rep: int) -> str:
+    tag = f"{rep:08x}"
+
+    def sub(match: re.Match[str]) -> str:
+        if match.group(1):
+            return tag + match.group(2)
+        return match.group(3) + tag[-6:] + match.group(4)
+
+    return _ID_RE.sub(sub, line)
+
+
+def build_transcript(path: Path, megabytes: int, real_claude: Path | None = None) -> int:
+    """A Claude Code transcript of ``megabytes`` MB: the real fixtures' lines (``SOURCES``) repeated with fresh
+    uuids, message ids and tool ids per repetition; returns its size in bytes."""
+    if real_claude is None:
+        from _shared import REAL_FIXTURES
+
+        real_claude = REAL_FIXTURES / "claude-code"
+    lines = [line for name in SOURCES for line in (real_claude / name).read_text(encoding="utf-8").splitlines() if line]
+    target = megabytes * 1024 * 1024
+    written = 0
+    with open(path, "w", encoding="utf-8") as out:
+        rep = 0
+        while written < target:
+            for line in lines:
+                chunk = _fresh_ids(line, rep) + "\n"
+                out.write(chunk)
+                written += len(chunk.encode("utf-8"))
+            rep += 1
+    return path.stat().st_size
