@@ -108,6 +108,75 @@ def test_results_commands_name_no_machine_paths():
         assert not re.search(r"(^|[\s=])/(work|root|home|tmp)/", command), command
 
 
+def run_all_dry(*args: str) -> list[tuple[str, str]]:
+    proc = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--dry-run", *args], cwd=BENCH.parent,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-800:]
+    return [tuple(line.split("\t")[:2]) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def script_of(command: str) -> str:
+    return next(word for word in command.split() if word.endswith(".py"))
+
+
+def test_run_all_lists_every_maintained_benchmark_and_every_section():
+    listed = run_all_dry()
+    keys = [key for key, _ in listed]
+    assert len(keys) == len(set(keys)), "one command per section"
+    text = RESULTS.read_text(encoding="utf-8")
+    # every listed command writes a section RESULTS.md has, and every section has its command
+    assert set(keys) == set(sections(text)), set(keys) ^ set(sections(text))
+    scripts = {script_of(command) for _, command in listed}
+    for script in scripts:
+        path = BENCH.parent / script
+        assert path.is_file(), script
+        assert "replace_section(" in path.read_text(encoding="utf-8") or script == "benchmarks/ingest.py", script
+    # every script in benchmarks/ that writes a section is run by run_all, or is a part a listed script imports
+    # (ingest_two_phase: `ingest.py --two-phase`); the rest are helpers (corpus builders, the original's rules)
+    listed_sources = "\n".join((BENCH.parent / s).read_text(encoding="utf-8") for s in scripts)
+    for path in BENCH.glob("*.py"):
+        if re.search(r'replace_section\(\s*"', path.read_text(encoding="utf-8")) and path.name != "_shared.py":
+            assert (f"benchmarks/{path.name}" in scripts
+                    or re.search(rf"^\s*(from|import) {path.stem}\b", listed_sources, re.M)), \
+                f"{path.name} writes a section but run_all.BENCHMARKS does not run it"
+    # a mistyped option would fail hours into a run: every option a command passes is one its script declares
+    for key, command in listed + run_all_dry("--quick"):
+        source = (BENCH.parent / script_of(command)).read_text(encoding="utf-8")
+        for option in re.findall(r"(?<!\S)(--[\w-]+)", command):
+            assert f'"{option}"' in source, f"{key}: {script_of(command)} has no {option}"
+
+
+def test_run_all_only_selects_sections_and_refuses_unknown_ones():
+    assert [key for key, _ in run_all_dry("--only", "parse", "fuzz")] == ["parse", "fuzz"]
+    proc = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--dry-run", "--only", "no-such-section"],
+                          cwd=BENCH.parent, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "no-such-section" in proc.stderr
+
+
+def test_benchmarks_import_no_circle():
+    local = {p.stem for p in BENCH.glob("*.py")}
+    imports = {}
+    for path in BENCH.glob("*.py"):
+        found = re.findall(r"^\s*(?:from\s+(\w+)\s+import|import\s+(\w+))", path.read_text(encoding="utf-8"), re.M)
+        imports[path.stem] = {a or b for a, b in found} & local - {path.stem}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(m == goal or (m not in seen and reaches(m, goal, seen | {m})) for m in imports[start])
+
+    circles = sorted(m for m in imports if reaches(m, m, {m}))
+    assert circles == [], f"benchmark modules importing each other in a circle: {circles}"
+
+
+def test_summary_links_point_at_sections():
+    text = RESULTS.read_text(encoding="utf-8")
+    summary = text[: re.search(r"^<!-- section:", text, re.M).start()]
+    links = set(re.findall(r"\]\(#([\w.-]+)\)", summary))
+    assert links and links <= set(sections(text)), links - set(sections(text))
+    rows = [line for line in summary.splitlines() if line.startswith("| ") and not line.startswith("| target")]
+    for row in rows:
+        assert len(row.split(" | ")[1]) <= 130, f"summary figure longer than a short row: {row[:80]}"
+
+
 FUZZ_CHECK = r"""
 import json, sys
 from collections import Counter
