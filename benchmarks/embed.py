@@ -3,11 +3,12 @@ same workload, same thread count, measured in one run so the ratios are fair.
 
     WWT_MODEL_DIR=<model folder> python benchmarks/embed.py          # both stacks, its section in RESULTS.md
     WWT_MODEL_DIR=<model folder> python benchmarks/embed.py --no-torch   # ONNX only (no torch venv needed)
-    ... --also-model benchmarks/.work/ort_options/full-int8-model --rounds 3   # a second ONNX model beside it
+    ... --also-model <model folder> --also-label NAME --rounds 3   # a second ONNX model beside it
 
 Every stack (and every ``--also-model``) runs in turn, ``--rounds`` times in rotation, and each figure is the
 median over rounds, so a busy shared machine slows all of them alike. ``--also-model`` takes a model folder
-(e.g. the fully-int8 stand-in of the pinned hub file that benchmarks/ort_options.py leaves).
+(e.g. the fully-int8 stand-in of the pinned hub file: ``scripts/export_int8.py --variants per-channel``'s
+``OUT/model``).
 
 Measures model+tokenizer load time, single-query latency p50/p95, passage throughput on 200-400-token
 conversation-like passages (real agent-log text from shared/fixtures mixed with Korean dev chat) at several

@@ -28,7 +28,6 @@ own:
 
     .venv/bin/python benchmarks/parse_connectors.py --sizes 10,100 [--inputs real-sized,tiny] [--rounds 3]
         [--append-results]
-    (also ``python benchmarks/parse.py --connectors``)
 """
 
 from __future__ import annotations

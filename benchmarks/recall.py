@@ -503,7 +503,7 @@ def main() -> None:
             "hold words some of its negatives use (Kafka, Stripe, Okta, 웹소켓, 크롬, 페일오버, 샤딩, 위젯, 블루그린, "
             "접근성): those flags are not blind — the blind set's are. Negatives about topics the archive does "
             "discuss in other words (Rust, PDF, Windows installers, fonts here) are not caught: no similarity "
-            "signal of this e5 model separates them from paraphrases (section weak-flag-signals).",
+            "signal of this e5 model separates them from paraphrases (finished investigation weak_flag_signals.py).",
             "",
             f"Search time per question (this small archive, shared machine): p50 {latency[len(latency) // 2] * 1000:.0f} ms.",
             "",
