@@ -394,8 +394,14 @@ def forget(
     check_length("--project", project, limits.MAX_PATH_CHARS if project and "/" in project else limits.MAX_NAME_CHARS)
     memory = _memory()
     doomed = memory.forget_plan(session_id=session, project=project)
+    from rich.markup import escape
+
+    from wwt.present import terminal_field
+
+    # an archived id is the log's text: printed as one line, never as rich markup
     what = f"project {project!r}" if project else f"session {doomed[0]}"
-    console.print(f"this removes {what}: {len(doomed)} session(s) including subagents")
+    console.print(f"this removes {escape(terminal_field(what))}: {len(doomed)} session(s) including subagents",
+                  highlight=False)
     _confirm("forget?", yes)
     removed = memory.forget(session_id=session, project=project)
     console.print(f"forgot {removed} session(s)")
