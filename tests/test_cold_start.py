@@ -15,7 +15,7 @@ import pytest
 from _shared import REAL_FIXTURES
 from test_engine import _ingest, engine_env, runtime  # noqa: F401
 
-from wwt import known_tokens
+from wwt import known_tokens, known_tokens_write
 from wwt.lexical import tokenize, tokenizer_signature
 
 QUESTION = "phoenix server does not start"  # English; the glossary adds 서버 for "server"
@@ -23,11 +23,11 @@ SPOTTER = "55604662-cf2a-4331-851a-ec234028f8ca"  # spotter__short.jsonl: "mix p
 
 
 def test_the_recorded_glossary_tokens_are_what_kiwi_gives_now():
-    """Regenerate with `python -m wwt.known_tokens --write` when Kiwi, the tokenizer or the glossary changes."""
+    """Regenerate with `python -m wwt.known_tokens_write` when Kiwi, the tokenizer or the glossary changes."""
     record = known_tokens.recorded(tokenizer_signature())
-    assert record, "known_tokens.json was made with another tokenizer: run `python -m wwt.known_tokens --write`"
-    assert record == known_tokens.compute()
-    assert set(record) == set(known_tokens.glossary_words())
+    assert record, "known_tokens.json was made with another tokenizer: run `python -m wwt.known_tokens_write`"
+    assert record == known_tokens_write.compute()
+    assert set(record) == set(known_tokens_write.glossary_words())
     # what a search gets for such a word: the record's answer, the same as Kiwi's own
     assert tokenize("서버") == record["서버"] and tokenize("쿠버네티스") == record["쿠버네티스"]
 
