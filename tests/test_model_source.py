@@ -95,7 +95,7 @@ def run_entry(env_over: dict[str, str], *args: str) -> subprocess.CompletedProce
     env.update(env_over)
     env["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "wwt.model_source", *args],
+        [sys.executable, "-m", "wwt.model_check", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -149,7 +149,7 @@ def normalise_source(source: str | None) -> str | None:
 def parse_time(value: str | None, end_of_day: bool = False) -> str | None:
     if not value:
         return None
-    from wwt.cli import parse_when
+    from wwt.when import parse_when
 
     return parse_when(value, end_of_day=end_of_day)
 

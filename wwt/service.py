@@ -488,7 +488,8 @@ class Memory:
         """Delete the archive and the indexes (not the downloaded model, not agent settings)."""
         from filelock import FileLock, Timeout
 
-        from wwt.ingest import LOCK_FILE, IngestBusy
+        from wwt.ingest import IngestBusy
+        from wwt.writer_lock import LOCK_FILE
 
         with self._lock:
             plan = self.reset_plan()
