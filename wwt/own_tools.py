@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 # wwt's MCP tools (tests/test_self_memory.py checks this against wwt/mcp_server.py's TOOLS)
-OWN_TOOLS = ("search_memory", "search_all", "get_session", "ingest_session")
+OWN_TOOLS = ("search_memory", "search_all", "get_session", "ingest_session", "handoff_session")
 SERVER = "wwt"
 # Said before the first quoted line of every wwt MCP reply that quotes the archive (wwt/mcp_server.py): also how
 # wwt's output is told apart when the agent recorded only a bare tool name (``search_memory``: OpenMemory's
