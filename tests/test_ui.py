@@ -253,6 +253,22 @@ def test_a_long_session_first_screen_is_fast_and_paged(page, ui: UiServer) -> No
     assert page.locator("article.msg").last.get_attribute("data-seq") == "199"
 
 
+def test_a_hit_deep_in_a_long_session_opens_at_its_message(page, ui: UiServer) -> None:
+    page.wait_for_selector("body[data-ready=search]")
+    page.fill("#q", "quokka4320")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".hit-card")
+    assert page.locator(".hit-card").first.get_attribute("data-session") == LONG_SESSION
+    page.locator(".hit-card a.open").first.click()
+    page.wait_for_selector("body[data-ready=session]")
+    hit = page.locator(".msg.hit")
+    assert hit.count() == 1 and hit.get_attribute("data-seq") == "4320"
+    assert hit.locator("mark").inner_text() == "quokka4320"
+    assert page.locator("#load-earlier").is_visible()
+    page.click("#load-earlier")
+    page.locator("article.msg[data-seq='4210']").wait_for(state="attached")
+
+
 def test_timeline_and_status(page, ui: UiServer) -> None:
     page.goto(f"{ui.base}/timeline")
     page.wait_for_selector("body[data-ready=timeline]")

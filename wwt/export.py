@@ -183,7 +183,8 @@ def to_html(view: Any) -> str:
 
 
 def export_session(memory: Any, session_id: str, fmt: str = "md") -> str:
-    """``session_id`` (or a unique prefix) from ``memory`` (a ``service.Memory``) in ``fmt`` (``md``/``html``)."""
+    """``session_id`` (or a unique prefix) from ``memory`` (a ``service.Memory``, or anything with its
+    ``resolve_session``/``get_session``) in ``fmt`` (``md``/``html``)."""
     from wwt.errors import UsageError
 
     if fmt not in FORMATS:

@@ -212,20 +212,18 @@ class Api:
         limits.check_length("session id", session_id, limits.MAX_SESSION_ID_CHARS)
         limit = limits.check_range("limit", _int(params.get("limit"), PAGE_MESSAGES), 1, MAX_PAGE_MESSAGES)
         start = limits.check_range("start", _int(params.get("start"), 0), 0, limits.MAX_POSITION)
-        target = self.memory.resolve_session(session_id).session_id
+        target = self.resolve_session(session_id).session_id
         hit: dict[str, Any] | None = None
         chunk = params.get("chunk")
         if chunk:
             limits.check_length("chunk", chunk, limits.MAX_NAME_CHARS)
-            where = self.memory.chunk_position(target, chunk)
+            where = self.chunk_position(target, chunk)
             if where is not None:
-                target, first = where
-                found = self.store_chunk(chunk)
-                last = found.last_seq if found is not None else first
+                target, first, last = where
                 hit = {"session_id": target, "first_seq": first, "last_seq": last}
                 if "start" not in params:
                     start = max(0, first - 10)
-        view = self.memory.get_session(target, start=start, end=start + limit)
+        view = self.get_session(target, start=start, end=start + limit)
         row = view.session
         own = [m for m in view.messages if m.session_id == row.session_id]
         next_start = (own[-1].seq + 1) if own else start
@@ -249,11 +247,40 @@ class Api:
         with self._store_lock:
             return self.store().chunk_by_key(chunk_key)
 
+    # The reader goes to its own read-only connection, not through ``Memory``: a search holds the Memory's lock
+    # while it loads the model (the warm-up at start, the first question), and a page must not wait for that.
+
+    def resolve_session(self, session_id: str) -> Any:
+        from wwt.service import UnknownSession
+
+        session_id = limits.well_formed(session_id)
+        with self._store_lock:
+            row = self.store().get_session(session_id)
+        if row is None:
+            raise UnknownSession(f"no archived session matches {limits.echo(session_id)}")
+        return row
+
+    def get_session(self, session_id: str, start: int = 0, end: int | None = None) -> Any:
+        from wwt.service import SessionView
+
+        row = self.resolve_session(session_id)
+        with self._store_lock:
+            messages = self.store().get_messages(row.session_id, start=start, end=end)
+        return SessionView(session=row, messages=list(messages), start=start, end=end, total=row.message_count)
+
+    def chunk_position(self, session_id: str, chunk_key: str) -> tuple[str, int, int] | None:
+        """(session holding the chunk's messages, first and last message position) of a chunk of this
+        conversation, else None."""
+        hit = self.store_chunk(chunk_key)
+        if hit is None or hit.session_id != session_id:
+            return None
+        return hit.source_session_id, hit.first_seq, hit.last_seq
+
     def export(self, session_id: str, fmt: str) -> tuple[str, str]:
         from wwt.export import export_session
 
         limits.check_length("session id", session_id, limits.MAX_SESSION_ID_CHARS)
-        return self.memory.resolve_session(session_id).session_id, export_session(self.memory, session_id, fmt)
+        return self.resolve_session(session_id).session_id, export_session(self, session_id, fmt)
 
     def timeline(self, params: dict[str, str]) -> dict[str, Any]:
         """Root conversations by day (newest first), optionally of one project."""
