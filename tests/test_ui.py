@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,7 +21,10 @@ from long_session_log import write_long_session
 CLAUDE_SESSION = "e9f146fa-3b20-48d0-9be4-d99ca901cae4"
 LOGS = ("claude-code/VibeCodingTracker__claude_code.jsonl", "claude-code/spotter__tool_heavy.jsonl",
         "codex-cli/VibeCodingTracker__codex.jsonl", "gemini-cli/VibeCodingTracker@000760c__test_conversation_gemini.json")
-IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
+# The README's screenshots: refreshed into docs/img only when asked (WWT_UI_SCREENSHOTS=1), so a test run leaves
+# the checkout clean; otherwise they are still taken (the pages must render), into a temporary folder.
+IMG = (Path(__file__).resolve().parents[1] / "docs" / "img" if os.environ.get("WWT_UI_SCREENSHOTS") == "1"
+       else Path(tempfile.mkdtemp(prefix="wwt-ui-img-")))
 LONG_MESSAGES = 5_000
 
 
