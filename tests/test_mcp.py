@@ -59,7 +59,7 @@ def top_session(text: str) -> str | None:
 def test_tools_listed_with_when_to_use_them(world: dict) -> None:
     async def body(session: ClientSession) -> None:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == {"search_memory", "search_all", "ingest_session", "get_session"}
+        assert set(tools) == {"search_memory", "search_all", "ingest_session", "get_session", "handoff_session"}
         assert "그때 그거 뭐였지?" in tools["search_memory"].description
         assert "how did we fix" in tools["search_memory"].description
         props = tools["search_memory"].input_schema["properties"]

@@ -20,8 +20,9 @@ def test_tools_list_declares_read_only_titles_and_closed_world(tmp_path, model_d
             listed[tool.name] = tool
 
     asyncio.run(asyncio.wait_for(wwt_mcp_session({"env": env, "root": tmp_path}, body), timeout=120))
-    assert set(listed) == {"search_memory", "search_all", "get_session", "ingest_session"}
-    for name in ("search_memory", "search_all", "get_session"):
+    assert set(listed) == {"search_memory", "search_all", "get_session", "ingest_session",
+                           "handoff_session"}
+    for name in ("search_memory", "search_all", "get_session", "handoff_session"):
         hints = listed[name].annotations
         assert hints is not None and hints.read_only_hint is True and hints.open_world_hint is False, name
         assert listed[name].title

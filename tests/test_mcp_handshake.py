@@ -60,7 +60,7 @@ def test_a_cold_wwt_mcp_answers_initialize_and_tools_list_before_the_engine_is_u
         proc.wait(timeout=60)
     assert init["result"]["protocolVersion"] == "2025-06-18" and init["result"]["serverInfo"]["name"] == "wwt"
     assert {t["name"] for t in tools["result"]["tools"]} == {"search_memory", "search_all", "get_session",
-                                                             "ingest_session"}
+                                                             "ingest_session", "handoff_session"}
     assert "JOKE" in call["result"]["content"][0]["text"]
     assert [p for p in engine_pids(runtime) if alive(p)]  # the call went to the engine the pipe started
     # the handshake did not wait for the engine: well under the time the first real answer took

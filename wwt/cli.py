@@ -355,11 +355,13 @@ def forget(
 
 from wwt.cli_config import register as _register_config  # noqa: E402
 from wwt.cli_integrations import register as _register_integrations  # noqa: E402
+from wwt.cli_ui import register as _register_ui  # noqa: E402
 from wwt.engine.commands import register as _register_engine  # noqa: E402
 
 _register_integrations(app)
 _register_engine(app)
 _register_config(app)
+_register_ui(app)
 
 
 # ---------------------------------------------------------------------------------------------- entry point

@@ -80,6 +80,13 @@ GET_SESSION_DOC = (
     "one page at a time: `start`/`end` are message positions (end exclusive; default a page of 20 from "
     "start). Use it to see the full context around a search hit ('그 대화 더 보여줘', 'show me that session')."
 )
+HANDOFF_DOC = (
+    "A bounded Markdown summary of one archived conversation (session id or a unique prefix) to continue it "
+    "here or in another agent: what was asked first, files changed and commands run (from its tool calls), the "
+    "last assistant state and where it stopped. Built from the archive, no LLM. `to`: the agent that continues "
+    "(named in the pack); `max_chars` (1000 up to the reply limit, 7,800; default the most that fits). Use it when the user says 'pick up where "
+    "that session left off', '그 세션 이어서 해줘', 'hand this over to codex'."
+)
 
 
 class _State:
@@ -408,11 +415,23 @@ def get_session(session_id: str, start: int | None = None, end: int | None = Non
     return "\n".join(out)
 
 
+def handoff_session(session_id: str, to: str | None = None, max_chars: int | None = None) -> str:
+    from wwt.handoff import MIN_MAX_CHARS, session_handoff
+
+    check_session_id(session_id)
+    if to is not None:
+        limits.check_length("to", to, limits.MAX_NAME_CHARS)
+    room = MAX_OUTPUT_CHARS - len(QUOTED_NOTICE) - 100
+    bound = limits.check_range("max_chars", max_chars if max_chars is not None else room, MIN_MAX_CHARS, room)
+    return QUOTED_NOTICE + "\n" + session_handoff(memory(), session_id, to, bound)
+
+
 TOOLS = (
     (search_memory, SEARCH_MEMORY_DOC),
     (search_all, SEARCH_ALL_DOC),
     (ingest_session, INGEST_DOC),
     (get_session, GET_SESSION_DOC),
+    (handoff_session, HANDOFF_DOC),
 )
 
 

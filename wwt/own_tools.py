@@ -26,6 +26,7 @@ TOOL_HINTS = {
     "search_memory": ("Search past agent conversations (this project)", True),
     "search_all": ("Search past agent conversations (every project)", True),
     "get_session": ("Read an archived conversation", True),
+    "handoff_session": ("Summarise a conversation to continue it elsewhere", True),
     "ingest_session": ("Archive an agent's session log now", False),
 }
 OWN_TOOLS = tuple(TOOL_HINTS)
