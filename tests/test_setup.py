@@ -99,7 +99,7 @@ def test_setup_registers_every_agent_and_keeps_unrelated_content(home: Path) -> 
     # Codex 0.171's per-tool approval ("auto", "prompt", "writes", "approve": the variants its config parser names):
     # the read-only tools run without asking, archiving a file asks as before
     assert cfg["mcp_servers"]["wwt"]["tools"] == {
-        name: {"approval_mode": "approve"} for name in ("search_memory", "search_all", "get_session")}
+        name: {"approval_mode": "approve"} for name in ("search_memory", "search_all", "get_session", "handoff_session")}
     assert "tools" not in cfg["mcp_servers"]["github"]
     assert "# Codex CLI configuration — hand-edited, keep the comments!" in toml_text
     assert "# medium was too slow to converge" in toml_text

@@ -163,10 +163,10 @@ class Api:
         return self._store
 
     def search(self, params: dict[str, str]) -> dict[str, Any]:
-        from wwt.cli import parse_when
         from wwt.models import Filters, platform_of
         from wwt.present import resume_line
         from wwt.search import query_terms, weak_notice
+        from wwt.when import parse_when
 
         text, notice = limits.clip_query(params.get("q", ""))
         project = params.get("project") or None
