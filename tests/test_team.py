@@ -158,6 +158,16 @@ def test_two_machines_push_and_a_third_finds_both(archives, team_url, tmp_path):
     assert {"laptop-a", "desk-b"} <= labels
     text = wwt(c, "search", "--team", "--all", _phrase(b)).stdout
     assert "from desk-b" in text
+    # MCP: search_all / search_memory with scope "team"
+    code = ("import sys; from wwt import mcp_server as m\n"
+            "print(m.search_all(sys.argv[1], scope='team'))\n"
+            "print(m.search_memory(sys.argv[1], project=sys.argv[2], scope='team'))\n")
+    project = json.loads(wwt(c, "search", "--team", "--all", "--json", _phrase(b)).stdout)["results"][0]["project"]
+    env = {**os.environ, "WWT_HOME": str(c), "WWT_ENGINE": "off"}
+    mcp = subprocess.run([sys.executable, "-c", code, _phrase(b), project], env=env, capture_output=True,
+                         text=True, timeout=300, cwd=tmp_path)
+    assert mcp.returncode == 0, mcp.stderr
+    assert mcp.stdout.count("from desk-b") >= 2 and "all projects + team" in mcp.stdout
 
     # a machine searching --team sees its own sessions once (local), the other's with their label
     mine = json.loads(wwt(a, "search", "--team", "--all", "--json", "-n", "20", _phrase(b)).stdout)
@@ -345,3 +355,12 @@ def test_wwt_imports_and_says_how_to_install_without_psycopg(tmp_path):
     assert done.returncode == 1, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert "pip install 'whatwasthat[team]'" in done.stderr
+
+
+def test_mcp_scope_is_local_or_team():
+    from wwt.errors import UsageError
+    from wwt.mcp_server import team_scope
+
+    assert team_scope(None) is False and team_scope("local") is False and team_scope("team") is True
+    with pytest.raises(UsageError):
+        team_scope("everyone")

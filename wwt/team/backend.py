@@ -76,6 +76,10 @@ class TeamBackend:
         self.filters = filters
         self._counts: dict[str, int] = {}
         self.labels: dict[str, tuple[str, str]] = {}  # session id → (machine id, label)
+        # wwt.search.SearchBackend: this object answers the chunk look-ups and the lexical leg itself
+        self.store = self
+        self.lexical = self
+        self.vector = _VectorLeg(self)
 
     # ---- store
     def chunk_ids_matching(self, filters: Filters) -> set[int] | None:
@@ -187,8 +191,8 @@ def team_search(conn: Any, query: str, filters: Filters, limit: int, embed_query
     from wwt.lexical import tokenize
     from wwt.search import run_search
 
-    backend = TeamBackend(conn, filters)
-    outcome = run_search(query, filters, limit, store=backend, lexical=backend, vector=_VectorLeg(backend),
+    backend = TeamBackend(conn, filters)  # a wwt.search.SearchBackend
+    outcome = run_search(query, filters, limit, store=backend.store, lexical=backend.lexical, vector=backend.vector,
                          embed_query=embed_query, tokenize=tokenize)
     conn.commit()
     hits: list[SessionHit] = []
