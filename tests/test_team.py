@@ -205,9 +205,12 @@ def test_forget_and_unshare_propagate(archives, team_url, tmp_path):
         "SELECT session_id, project FROM sessions WHERE session_id = root_session_id ORDER BY session_id").fetchone()
     projects = [r[0] for r in conn.execute("SELECT DISTINCT project FROM sessions WHERE project IS NOT NULL")]
     conn.close()
-    wwt(a, "forget", session, "--yes")
+    forgot = wwt(a, "forget", session, "--yes").stdout
+    assert "also removed 1 session(s) from the team server" in forgot  # at once, not at the next push
+    with psycopg.connect(team_url) as pg:
+        assert pg.execute("SELECT count(*) FROM wwt_sessions WHERE session_id = %s", (session,)).fetchone()[0] == 0
     out = wwt(a, "team", "push").stdout
-    assert "deleted" in out
+    assert "deleted 0 chunk(s), 0 session(s)" in out
     after = server_counts(team_url, mid)
     assert after["sessions"] < before["sessions"]
     assert after["chunks"] == shared(a)["chunks"]

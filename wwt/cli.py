@@ -409,6 +409,9 @@ def forget(
     _confirm("forget?", yes)
     removed = memory.forget(session_id=session, project=project)
     console.print(f"forgot {removed} session(s)")
+    from wwt.cli_team import after_forget
+
+    after_forget(doomed, lambda line: console.print(line, highlight=False))
 
 
 # ---------------------------------------------------------------------------------------------- integrations

@@ -264,5 +264,35 @@ def team_search(memory: Any, text: str, filters: Any, limit: int, local: Any, no
     return merge(local, team, limit)
 
 
+def after_forget(session_ids: list[str], notice: Any) -> None:
+    """``wwt forget`` on a machine in a team: the forgotten sessions leave the server now, not at the next push.
+    No team: nothing. No driver or no server: one line — the next push deletes them."""
+    from wwt.team import config
+
+    conf = config.load(_home())
+    if conf is None or not session_ids:
+        return
+    try:
+        import psycopg  # noqa: F401
+
+        from wwt.team.push import forget_remote
+        from wwt.team.schema import connect
+
+        conn = connect(conf.url)
+    except (ImportError, WwtError) as exc:
+        notice(f"the team server still holds them until the next `wwt team push` ({exc})")
+        return
+    try:
+        removed = forget_remote(conn, conf.machine_id, session_ids)
+    except Exception as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        notice(f"the team server still holds them until the next `wwt team push` ({reason})")
+        return
+    finally:
+        conn.close()
+    if removed:
+        notice(f"also removed {removed} session(s) from the team server")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(team_app, name="team")

@@ -104,6 +104,9 @@ def no_resume_reason(hit: SessionHit) -> str:
     (quoted) command that reads the session."""
     name = PLATFORM_NAMES.get(hit.platform, hit.platform)
     show = f"; read it with: wwt show {shell_word(hit.session_id)}" if len(hit.session_id) <= 200 else ""
+    machine = getattr(hit, "machine", None)
+    if machine:  # a team hit (wwt search --team): the session lives on another machine
+        return f"on {machine}: resume or read it there{show.replace('; read it with', ' with')}"
     if hit.platform in RESUME_COMMANDS:
         return f"not offered: the session id is not a {name} session id{show}"
     return f"not supported for {name}{show}"

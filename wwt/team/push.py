@@ -234,6 +234,17 @@ def unshare_remote(conn: Any, machine_id: str, project: str) -> int:
     return len(ids)
 
 
+def forget_remote(conn: Any, machine_id: str, session_ids: Sequence[str]) -> int:
+    """Delete these sessions (ids of roots and subagents) of this machine from the server; sessions removed."""
+    ids = list(session_ids)
+    with conn.transaction():
+        conn.execute("DELETE FROM wwt_chunks WHERE machine_id = %s AND session_id = ANY(%s)", (machine_id, ids))
+        conn.execute("DELETE FROM wwt_messages WHERE machine_id = %s AND session_id = ANY(%s)", (machine_id, ids))
+        removed = conn.execute("DELETE FROM wwt_sessions WHERE machine_id = %s AND session_id = ANY(%s)",
+                               (machine_id, ids)).rowcount
+    return removed
+
+
 def counts(conn: Any, machine_id: str) -> dict[str, int]:
     out = {}
     for table in ("wwt_sessions", "wwt_messages", "wwt_chunks"):
