@@ -367,3 +367,47 @@ def test_mcp_scope_is_local_or_team():
     assert team_scope(None) is False and team_scope("local") is False and team_scope("team") is True
     with pytest.raises(UsageError):
         team_scope("everyone")
+
+
+def test_team_legs_rank_like_the_local_ones(archives, team_url, tmp_path):
+    """The same archive pushed: the server's BM25 ranks like tantivy and pgvector like hnswlib (same chunks, same
+    order at the top) — the team search differs from the local one by where the legs run, not how they rank."""
+    import numpy as np
+
+    from wwt.indexes import Indexes
+    from wwt.lexical import tokenize
+    from wwt.models import Filters
+    from wwt.store import Store
+    from wwt.team.backend import TeamBackend
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    wwt(a, "team", "push")
+    store = Store.open(a / "wwt.sqlite3", readonly=True)
+    indexes = Indexes.open(a / "index")
+    shared_ids = {r[0] for r in sqlite3.connect(a / "wwt.sqlite3").execute(
+        "SELECT c.id FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id WHERE r.project IS NOT NULL")}
+    try:
+        local_keys = {row.id: row.chunk_key for row in store.chunks_by_ids(sorted(shared_ids))}
+        with psycopg.connect(team_url) as conn:
+            team = TeamBackend(conn, Filters())
+            remote_keys = dict(conn.execute("SELECT id, chunk_key FROM wwt_chunks").fetchall())
+            for query in ("database migration test", "subagent files list", _phrase(a)):
+                tokens = tokenize(query)
+                local = [local_keys[i] for i, _ in indexes.lexical.search_tokens(tokens, Filters(), 50)
+                         if i in local_keys][:5]
+                local_hits = [(i, s) for i, s in indexes.lexical.search_tokens(tokens, Filters(), 50) if i in local_keys]
+                remote_hits = team.search_tokens(tokens, Filters(), 5)
+                remote = [remote_keys[i] for i, _ in remote_hits]
+                assert remote[:1] == local[:1] and len(set(remote) & set(local)) >= min(4, len(local)) - 1, query
+                # on one scale too: fusion reads the best BM25 score against the query's idf mass
+                assert remote_hits[0][1] == pytest.approx(local_hits[0][1], rel=0.05), query
+            rng = np.random.default_rng(5)
+            for _ in range(3):
+                vector = rng.standard_normal(384).astype(np.float32)
+                local = [local_keys[i] for i, _ in indexes.vector.search(vector, 50) if i in local_keys][:5]
+                remote = [remote_keys[i] for i, _ in team.vector_search(vector, 5)]
+                assert remote == local
+    finally:
+        indexes.close() if hasattr(indexes, "close") else None
+        store.close()
