@@ -411,3 +411,21 @@ def test_team_legs_rank_like_the_local_ones(archives, team_url, tmp_path):
     finally:
         indexes.close() if hasattr(indexes, "close") else None
         store.close()
+
+
+def test_background_push_when_due(archives, team_url, tmp_path):
+    from wwt.team import auto, config
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    assert auto.push_if_due(a, a / "wwt.sqlite3", now=1000.0)
+    assert server_counts(team_url, machine_id(a))["chunks"] == shared(a)["chunks"]
+    assert not auto.push_if_due(a, a / "wwt.sqlite3", now=1001.0)  # not due yet
+    conf = config.load(a)
+    assert conf.last_push and conf.last_error is None
+    conf.url = "postgresql://u:secret@127.0.0.1:1/none"
+    config.save(a, conf)
+    assert not auto.push_if_due(a, a / "wwt.sqlite3", now=1000.0 + auto.PUSH_EVERY_S)  # unreachable: no raise
+    error = config.load(a).last_error
+    assert error and "secret" not in error
+    assert not auto.push_if_due(a, a / "wwt.sqlite3", now=1001.0 + auto.PUSH_EVERY_S)  # backs off
