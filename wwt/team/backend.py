@@ -159,7 +159,7 @@ class TeamBackend:
     def vector_search(self, vector: Any, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         if k <= 0:
             return []
-        literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
+        literal = "[" + ",".join(map(repr, [float(x) for x in vector])) + "]"
         where, args = _where(self.filters)
         with self.conn.transaction():
             self.conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, int(k)))}")

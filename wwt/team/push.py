@@ -72,7 +72,7 @@ def vector_literal(blob: bytes | None) -> str | None:
     if blob is None:
         return None
     vec = np.frombuffer(blob, dtype=np.float32)
-    return "[" + ",".join(repr(float(x)) for x in vec) + "]"
+    return "[" + ",".join(map(repr, vec.tolist())) + "]"
 
 
 def _local(store_path: Path) -> sqlite3.Connection:
