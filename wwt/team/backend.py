@@ -49,8 +49,12 @@ class TeamHit(SessionHit):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _where(filters: Filters, alias: str = "c") -> tuple[str, list[Any]]:
-    clauses, args = [], []
+def _where(filters: Filters, alias: str = "c", exclude_machine: str | None = None) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if exclude_machine:
+        clauses.append(f"{alias}.machine_id <> %s")
+        args.append(exclude_machine)
     for column, value in (("project", filters.project), ("platform", filters.platform),
                           ("git_branch", filters.git_branch), ("cwd", filters.cwd)):
         if value:
@@ -71,9 +75,10 @@ def _where(filters: Filters, alias: str = "c") -> tuple[str, list[Any]]:
 class TeamBackend:
     """``store``/``lexical``/``vector`` for ``run_search`` over one PostgreSQL connection."""
 
-    def __init__(self, conn: Any, filters: Filters) -> None:
+    def __init__(self, conn: Any, filters: Filters, exclude_machine: str | None = None) -> None:
         self.conn = conn
         self.filters = filters
+        self.exclude_machine = exclude_machine  # this machine's own rows: the local search has them already
         self._counts: dict[str, int] = {}
         self.labels: dict[str, tuple[str, str]] = {}  # session id → (machine id, label)
         # wwt.search.SearchBackend: this object answers the chunk look-ups and the lexical leg itself
@@ -141,7 +146,7 @@ class TeamBackend:
             return []
         idf = [weights[t] * bm25_idf(freqs[t], total) for t in terms]
         avgdl = float(self.conn.execute("SELECT coalesce(avg(lex_len), 1) FROM wwt_chunks").fetchone()[0] or 1)
-        where, args = _where(filters or self.filters)
+        where, args = _where(filters or self.filters, exclude_machine=self.exclude_machine)
         rows = self.conn.execute(
             "WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[]))"
             " SELECT c.id, sum(q.w * (array_length(u.positions, 1) * (%s + 1.0))"
@@ -160,7 +165,7 @@ class TeamBackend:
         if k <= 0:
             return []
         literal = "[" + ",".join(map(repr, [float(x) for x in vector])) + "]"
-        where, args = _where(self.filters)
+        where, args = _where(self.filters, exclude_machine=self.exclude_machine)
         with self.conn.transaction():
             self.conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, int(k)))}")
             self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -187,11 +192,12 @@ class _VectorLeg:
 def team_search(conn: Any, query: str, filters: Filters, limit: int, embed_query: Any,
                 own_machine: str | None = None) -> SearchOutcome:
     """``run_search`` over the team server; each hit a ``TeamHit`` naming its machine. Hits this machine pushed
-    itself (``own_machine``) are left to the local search."""
+    itself (``own_machine``) are left to the local search (left out in SQL, so they take no place in the
+    limit); the legs' statistics (idf, vector count) stay those of the whole team archive."""
     from wwt.lexical import tokenize
     from wwt.search import run_search
 
-    backend = TeamBackend(conn, filters)  # a wwt.search.SearchBackend
+    backend = TeamBackend(conn, filters, exclude_machine=own_machine)  # a wwt.search.SearchBackend
     outcome = run_search(query, filters, limit, store=backend.store, lexical=backend.lexical, vector=backend.vector,
                          embed_query=embed_query, tokenize=tokenize)
     conn.commit()
