@@ -57,9 +57,12 @@ def team_url(pg_server) -> str:
     return _db_url(pg_server, name)
 
 
-def wwt(home: Path, *args: str, check: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def wwt(home: Path, *args: str, check: bool = True, cwd: Path | None = None,
+        team_url: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "WWT_HOME": str(home), "WWT_ENGINE": "off"}
     env.pop("WWT_TEAM_URL", None)
+    if team_url:
+        env["WWT_TEAM_URL"] = team_url
     done = subprocess.run([sys.executable, "-m", "wwt", *args], env=env, capture_output=True, text=True,
                           cwd=cwd or home.parent, timeout=300)
     if check and done.returncode != 0:
@@ -429,3 +432,17 @@ def test_background_push_when_due(archives, team_url, tmp_path):
     error = config.load(a).last_error
     assert error and "secret" not in error
     assert not auto.push_if_due(a, a / "wwt.sqlite3", now=1001.0 + auto.PUSH_EVERY_S)  # backs off
+
+
+def test_url_from_the_environment_is_never_printed_whole(pg_server, team_url, tmp_path):
+    with psycopg.connect(team_url, autocommit=True) as admin:
+        admin.execute("ALTER ROLE postgres PASSWORD 'pa55-w0rd'")  # the socket trusts anyway: a password to hide
+    url = team_url.replace("postgres:@", "postgres:pa55-w0rd@", 1)
+    home = tmp_path / "h"
+    joined = wwt(home, "team", "join", "--as", "envy", team_url=url)
+    status = wwt(home, "team", "status", "--json")
+    for out in (joined.stdout + joined.stderr, status.stdout + status.stderr):
+        assert "pa55-w0rd" not in out
+    info = json.loads(status.stdout)
+    assert info["server"].startswith("postgresql://postgres:***@") and info["reachable"] and info["label"] == "envy"
+    assert oct((home / "team.json").stat().st_mode & 0o777) == "0o600"
