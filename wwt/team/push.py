@@ -108,6 +108,9 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
     try:
         machine = config.machine_id
         shared = list(config.shared)
+        # one push per machine at a time (the worker's background push and `wwt team push`): the second waits
+        conn.execute("SELECT pg_advisory_lock(hashtext('wwt_push:' || %s))", (machine,))
+        conn.commit()
         sessions = local_sessions(local, shared)
         session_ids = [row[0] for row in sessions]
         # sessions: small rows, upserted whole every push
@@ -197,9 +200,20 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
     finally:
         local.close()
         if pg is None:
-            conn.close()
+            conn.close()  # the advisory lock goes with the session
+        else:
+            _unlock(conn, config.machine_id)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _unlock(conn: Any, machine: str) -> None:
+    try:
+        conn.rollback()
+        conn.execute("SELECT pg_advisory_unlock(hashtext('wwt_push:' || %s))", (machine,))
+        conn.commit()
+    except Exception:  # the connection is gone: so is its lock
+        pass
 
 
 def _upsert(conn: Any, table: str, columns: list[str], rows: list[tuple], key: list[str],
