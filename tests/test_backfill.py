@@ -15,6 +15,7 @@ import pytest
 from _shared import REAL_FIXTURES
 
 from wwt import ingest as ingest_mod
+from wwt import writer_lock as writer_lock_mod
 from wwt.fusion import stand_in_vector_scores, weighted_minmax
 from wwt.indexes import open_synced
 from wwt.models import Filters
@@ -150,7 +151,7 @@ def test_a_backfill_gives_way_when_another_process_holds_the_writer_lock(archive
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from filelock import FileLock; "
          "l = FileLock(sys.argv[1]); l.acquire(); print('held', flush=True); time.sleep(60)",
-         str(store.path.parent / ingest_mod.LOCK_FILE)],
+         str(store.path.parent / writer_lock_mod.LOCK_FILE)],
         stdout=subprocess.PIPE, text=True,
     )
     try:

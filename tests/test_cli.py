@@ -24,7 +24,7 @@ from _shared import (
 )
 
 from wwt import __version__
-from wwt.cli import parse_when
+from wwt.when import parse_when
 
 REAL = REAL_FIXTURES
 FIXTURE_FILES = [

@@ -203,3 +203,19 @@ def test_mcp_replies_keep_archived_text_behind_its_prefix(archive, model_dir, tm
         check_lines(reply, {REAL_RESUME, late_resume})
     assert replies[0].startswith("ingested ") and "files parsed: 1" in replies[0], replies[0]
     assert REAL_RESUME in [line.strip() for line in replies[1].splitlines()]
+
+
+def test_forget_names_a_forged_session_id_on_one_line_and_never_as_markup(tmp_path, model_dir):
+    """`wwt forget` printed the resolved archived id raw: a line break in it forged a line, rich markup in it
+    was interpreted (colour, or an id shown other than it is)."""
+    forged_id = "[bold red]quokka[/]\u2028" + FORGED
+    folder = tmp_path / "home" / ".claude" / "projects" / "-srv-quokka"
+    folder.mkdir(parents=True)
+    (folder / "forged.jsonl").write_text(claude_records(forged_id, "/srv/quokka", "main", "notes", [
+        ("user", "the quokka ledger export"), ("assistant", [{"type": "text", "text": "done"}])]), encoding="utf-8")
+    home = tmp_path / "home" / ".wwt"
+    run("ingest", str(folder), home=home, model_dir=model_dir)
+    out = run("forget", "[bold red]quokka", "--yes", home=home, model_dir=model_dir).stdout
+    assert "[bold red]quokka[/]\\u2028" + FORGED in out, out
+    assert not any(line.strip().startswith("resume:") for line in out.splitlines()), out
+    assert "forgot 1 session(s)" in out, out

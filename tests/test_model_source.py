@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def run_entry(env_over: dict[str, str], *args: str) -> subprocess.CompletedProce
     env.update(env_over)
     env["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "wwt.model_source", *args],
+        [sys.executable, "-m", "wwt.model_check", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -229,6 +230,40 @@ def test_download_verifies_installs_then_serves_from_cache(tmp_path, real_checks
     second = run_entry({**env, "HF_HOME": str(tmp_path / "empty")}, "--json", "--load")
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["source"] == "cache"
+
+
+def test_an_unreachable_hub_is_said_in_seconds_not_after_the_hubs_retries(tmp_path, real_checksums):
+    """No network (the name does not resolve): huggingface_hub retried five times with backoff, 24 s before
+    `wwt setup` said anything (issue 25). One connection attempt says it at once."""
+    manifest = write_manifest(tmp_path / "manifest.json", real_checksums)
+    env = {
+        "HF_HOME": str(tmp_path / "empty-hf"),
+        "HF_ENDPOINT": "https://hub.wwt-test.invalid",  # .invalid never resolves (RFC 2606)
+        "WWT_HOME": str(tmp_path / "home"),
+        "WWT_MODEL_MANIFEST": str(manifest),
+    }
+    env = {**env, **{k: "" for k in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")}}
+    began = time.monotonic()
+    proc = run_entry(env)
+    took = time.monotonic() - began
+    assert_one_line_error(proc, "hub is unreachable", "hub.wwt-test.invalid does not resolve", "WWT_MODEL_DIR")
+    assert took < 10, f"{took:.1f} s"  # the interpreter's start included; the hub's own retries took 24 s
+
+
+@needs_model
+def test_an_unreachable_hub_still_serves_the_hugging_face_cache(tmp_path, real_checksums):
+    hf_home = hub_cache(tmp_path / "hf-home")
+    manifest = write_manifest(tmp_path / "manifest.json", real_checksums)
+    env = {
+        "HF_HOME": str(hf_home),
+        "HF_ENDPOINT": "https://hub.wwt-test.invalid",
+        "WWT_HOME": str(tmp_path / "home"),
+        "WWT_MODEL_MANIFEST": str(manifest),
+        **{k: "" for k in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")},
+    }
+    proc = run_entry(env, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["source"] == "download"
 
 
 @needs_model

@@ -16,7 +16,7 @@ WWT = Path(__file__).resolve().parents[1] / "wwt"
 BOUNDED = {
     "indexes.py:close": "closes its own scratch parts once (depth 1)",
     "parsers/cline_sessions.py:_result": "descends once into a tool result's JSON text, then iterates",
-    "parsers/common.py:_render_input": "descends once into JSON text, then renders with json.dumps (C, bounded)",
+    "parsers/text.py:_render_input": "descends once into JSON text, then renders with json.dumps (C, bounded)",
     "redact.py:build": "builds the trie of the fixed trigger catalogue (depth = the longest trigger, 20 chars)",
     "setup/common.py:holds_only_ours": "walks an agent's hook config entry (a few levels by its schema)",
     "setup/jsonedit.py:render": "renders wwt's own small settings change (a few levels)",

@@ -64,7 +64,7 @@ CODEX_EVENTS = {  # + SessionEnd, Interrupt, PreModelRequest: the hooks.json key
     "PostCompact", "UserPromptSubmit", "SubagentStop", "Stop", "SessionEnd", "Interrupt", "PreModelRequest",
 }
 CODEX_MCP_KEYS = {"command", "args", "env", "env_vars", "cwd", "startup_timeout_sec", "tool_timeout_sec",
-                  "enabled", "enabled_tools", "disabled_tools"}
+                  "enabled", "enabled_tools", "disabled_tools", "tools"}
 HOOK_LIMIT_S = 1.5  # as in test_hook.py: generous on this shared 2-core machine
 HEAVY = ("onnxruntime", "sentencepiece", "kiwipiepy", "tantivy", "hnswlib", "numpy", "typer", "rich")
 

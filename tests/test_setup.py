@@ -95,7 +95,12 @@ def test_setup_registers_every_agent_and_keeps_unrelated_content(home: Path) -> 
     assert cfg["features"]["web_search_request"] is True
     assert cfg["mcp_servers"]["github"] == original[".codex/config.toml"]["mcp_servers"]["github"]
     assert cfg["mcp_servers"]["wwt"]["args"][-1] == "mcp"
-    assert set(cfg["mcp_servers"]["wwt"]) <= {"command", "args", "env", "startup_timeout_sec"}  # deny_unknown_fields
+    assert set(cfg["mcp_servers"]["wwt"]) <= {"command", "args", "env", "startup_timeout_sec", "tools"}  # deny_unknown_fields
+    # Codex 0.171's per-tool approval ("auto", "prompt", "writes", "approve": the variants its config parser names):
+    # the read-only tools run without asking, archiving a file asks as before
+    assert cfg["mcp_servers"]["wwt"]["tools"] == {
+        name: {"approval_mode": "approve"} for name in ("search_memory", "search_all", "get_session")}
+    assert "tools" not in cfg["mcp_servers"]["github"]
     assert "# Codex CLI configuration — hand-edited, keep the comments!" in toml_text
     assert "# medium was too slow to converge" in toml_text
     [ours] = our_handlers(load(home, ".codex/hooks.json")["hooks"], "Stop")

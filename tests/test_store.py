@@ -330,7 +330,7 @@ def test_an_abandoned_claim_is_claimable_again(home, monkeypatch):
     with Store.open() as store:
         store.enqueue("/a.jsonl", None, None)
         assert len(store.claim_queue(1)) == 1
-        monkeypatch.setattr(store_mod, "QUEUE_CLAIM_TIMEOUT_S", -1)
+        monkeypatch.setattr(store_mod.queue, "QUEUE_CLAIM_TIMEOUT_S", -1)
         assert len(store.claim_queue(1)) == 1
 
 

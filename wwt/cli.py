@@ -10,10 +10,8 @@ live in ``wwt.limits`` (shared with the MCP server).
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
-from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +22,7 @@ from wwt.engine import context as engine_context
 from wwt.errors import UsageError, WwtError, file_problem, out_of_space
 from wwt.limits import check_length, check_range, echo
 from wwt.models import PLATFORMS, SOURCE_ALIASES, platform_of
+from wwt.when import parse_when
 
 if TYPE_CHECKING:
     from wwt.service import Memory
@@ -55,61 +54,6 @@ def _root(
     ),
 ) -> None:
     """그때 그거 뭐였지? — local, private search over your AI coding agent conversations."""
-
-
-# ---------------------------------------------------------------------------------------------- date parsing
-
-_RELATIVE = re.compile(r"^(\d+)\s*(m|min|h|d|w|mo|y)$")
-_UNIT = {"m": "minutes", "min": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-def parse_when(value: str, end_of_day: bool = False, now: datetime | None = None) -> str:
-    """``--since/--until`` value → ISO 8601 UTC. Accepts ISO dates/times (local time unless they carry a zone),
-    ``today``, ``yesterday``, and ``<n>m|h|d|w|mo|y`` ago (``30m``, ``7d``, ``2w``, ``3mo``, ``1y``). A bare date
-    used as an upper bound means the end of that day, so ``--until 2026-01-31`` includes the 31st. A moment
-    outside what a timestamp can hold (year 1 … 9999 in UTC) is a ``UsageError``, not an overflow."""
-    check_length("date", value, limits.MAX_NAME_CHARS)
-    try:
-        return _parse_when(value, end_of_day, now)
-    except (OverflowError, ValueError):
-        raise UsageError(f"date out of range: {echo(value, 60)} (years 1 to 9999 only)") from None
-
-
-def _parse_when(value: str, end_of_day: bool, now: datetime | None) -> str:
-    now = (now or datetime.now()).astimezone()
-    text = value.strip().lower()
-    moment: datetime
-    if text in ("today", "yesterday"):
-        day = now.date() - timedelta(days=1 if text == "yesterday" else 0)
-        moment = datetime.combine(day, time.max if end_of_day else time.min).astimezone()
-    elif match := _RELATIVE.match(text):
-        amount, unit = int(match.group(1)), match.group(2)
-        if unit == "mo":
-            moment = now - timedelta(days=30 * amount)
-        elif unit == "y":
-            moment = now - timedelta(days=365 * amount)
-        else:
-            moment = now - timedelta(**{_UNIT[unit]: amount})
-    else:
-        try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise UsageError(
-                f"bad date {echo(value, 60)}: use YYYY-MM-DD, an ISO time, today, yesterday, or 30m/12h/7d/2w/3mo/1y"
-            ) from None
-        if len(value.strip()) == 10 and end_of_day:  # a bare date as upper bound: the whole day
-            moment = datetime.combine(moment.date(), time.max)
-        if moment.tzinfo is None:
-            moment = moment.astimezone()
-    moment = moment.astimezone().astimezone(tz=_utc())
-    millis = moment.microsecond // 1000  # kept, as stored times keep them: the end of a day is 23:59:59.999
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{millis:03d}Z" if millis else "Z")
-
-
-def _utc() -> Any:
-    from datetime import timezone
-
-    return timezone.utc
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -404,8 +348,14 @@ def forget(
     check_length("--project", project, limits.MAX_PATH_CHARS if project and "/" in project else limits.MAX_NAME_CHARS)
     memory = _memory()
     doomed = memory.forget_plan(session_id=session, project=project)
+    from rich.markup import escape
+
+    from wwt.present import terminal_field
+
+    # an archived id is the log's text: printed as one line, never as rich markup
     what = f"project {project!r}" if project else f"session {doomed[0]}"
-    console.print(f"this removes {what}: {len(doomed)} session(s) including subagents")
+    console.print(f"this removes {escape(terminal_field(what))}: {len(doomed)} session(s) including subagents",
+                  highlight=False)
     _confirm("forget?", yes)
     removed = memory.forget(session_id=session, project=project)
     console.print(f"forgot {removed} session(s)")

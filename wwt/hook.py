@@ -235,7 +235,7 @@ def find_qwen_chat(session_id: str) -> str | None:
     ``projects/<project>/chats/<session_id>.jsonl``, one level per project, so a glob finds it."""
     if not session_id or not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id):
         return None
-    from wwt.parsers.qwen_code import qwen_runtime_dirs  # only here: a payload without its path is rare
+    from wwt.parsers.qwen_paths import qwen_runtime_dirs  # only here: a payload without its path is rare
 
     for runtime in qwen_runtime_dirs():  # where discovery looks: $QWEN_RUNTIME_DIR or the settings' folder, ~/.qwen
         found = sorted((runtime / "projects").glob(f"*/chats/{session_id}.jsonl"))

@@ -89,10 +89,10 @@ class Indexes:
         if store is not None and indexes.needs_repair(store):
             from filelock import Timeout
 
-            from wwt.ingest import writer_lock
+            from wwt.writer_lock import writer_lock
 
             try:
-                with writer_lock(store, timeout=0):
+                with writer_lock(store.path.parent, timeout=0):
                     if indexes.needs_repair(store):
                         indexes.open_repair = indexes.repair(store)
             except Timeout:

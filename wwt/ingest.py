@@ -46,6 +46,7 @@ from wwt.indexes import Indexes, make_private
 from wwt.models import Session
 from wwt.sources import remembered
 from wwt.store import Store, StoredChunk
+from wwt.writer_lock import writer_lock
 
 APPEND_ONLY_SUFFIXES = (".jsonl",)
 WAL_SUFFIX = "-wal"  # SQLite sources in WAL mode: see file_state
@@ -62,7 +63,6 @@ BACKFILL_FETCH = 512  # pending texts read from SQLite at a time (one index scan
 BACKFILL_SLICE_S = 20.0  # ``ingest``'s back-fill holds the writer lock this long at a time
 BACKFILL_SAVE_EVERY_S = 30.0  # the vector index is saved (search sees new vectors) this often
 PAUSE_FILE = "backfill.paused"  # present in the data dir: the back-fill waits (``wwt ingest --pause``)
-LOCK_FILE = "ingest.lock"
 UNRECOGNISED_LISTED = 50  # names of unrecognised files kept in the summary (all are counted)
 
 Progress = Callable[[int, int, "str | None"], Any]
@@ -267,17 +267,10 @@ def _platform_of(found: Any) -> str | None:
 # ------------------------------------------------------------------------------------------ locking
 
 
-def writer_lock(store: Store, timeout: float = -1) -> Any:
-    """The single-writer lock in the data dir (``timeout`` seconds, -1 = wait)."""
-    from filelock import FileLock
-
-    return FileLock(str(store.path.parent / LOCK_FILE), timeout=timeout, mode=0o600)
-
-
 def _locked(store: Store, timeout: float) -> Any:
     from filelock import Timeout
 
-    lock = writer_lock(store, timeout)
+    lock = writer_lock(store.path.parent, timeout)
     try:
         lock.acquire()
     except Timeout:

@@ -9,33 +9,17 @@ version and wwt's tokenizer (``lexical.tokenizer_signature``), so they are recor
 the signature matches, and asks Kiwi otherwise. tests/test_cold_start.py fails when the record and Kiwi
 disagree: regenerate with
 
-    python -m wwt.known_tokens --write
+    python -m wwt.known_tokens_write
+
+(a module of its own: the writer needs ``wwt.lexical``, which reads this record.)
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 
 PATH = os.path.join(os.path.dirname(__file__), "known_tokens.json")
-_KIWI_SCRIPT = re.compile(r"[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\u3400-\u4dbf\u4e00-\u9fff]")
-
-
-def glossary_words() -> list[str]:
-    """Every Korean (or Han) spelling in the glossary: what a question's bridge and spelling checks tokenize."""
-    from wwt.glossary import _entries
-
-    words = {word for korean, english in _entries() for word in (*korean, *english)}
-    return sorted(word for word in words if _KIWI_SCRIPT.search(word))
-
-
-def compute() -> dict[str, list[str]]:
-    """The tokens Kiwi gives each glossary word now (each word alone, as ``tokenize(word)`` does)."""
-    from wwt.lexical import tokenize_many
-
-    words = glossary_words()
-    return dict(zip(words, tokenize_many(words, recorded=False), strict=True))
 
 
 def recorded(signature: str) -> dict[str, list[str]]:
@@ -48,22 +32,3 @@ def recorded(signature: str) -> dict[str, list[str]]:
     if not isinstance(data, dict) or data.get("signature") != signature or not isinstance(data.get("tokens"), dict):
         return {}
     return data["tokens"]
-
-
-def write() -> None:
-    from pathlib import Path
-
-    from wwt.fileio import atomic_write
-    from wwt.lexical import tokenizer_signature
-
-    body = {"signature": tokenizer_signature(), "tokens": compute()}
-    atomic_write(Path(PATH), json.dumps(body, ensure_ascii=False, indent=0, sort_keys=True) + "\n", 0o644)
-
-
-if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:] != ["--write"]:
-        raise SystemExit("usage: python -m wwt.known_tokens --write")
-    write()
-    print(f"wrote {PATH}")

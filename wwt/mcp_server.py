@@ -52,6 +52,7 @@ INSTRUCTIONS = (
 # archived text is also flattened onto one line after the server's own prefix, so it cannot forge a line.
 # wwt/own_tools.py keeps the text: the chunker knows wwt's replies by it (they are not indexed as new content)
 QUOTED_NOTICE = own_tools.QUOTED_NOTICE
+TOOL_HINTS = own_tools.TOOL_HINTS
 
 SEARCH_MEMORY_DOC = (
     "Search the user's past AI-agent conversations in the current project (the project of `cwd`, else of the "
@@ -149,7 +150,7 @@ def normalise_source(source: str | None) -> str | None:
 def parse_time(value: str | None, end_of_day: bool = False) -> str | None:
     if not value:
         return None
-    from wwt.cli import parse_when
+    from wwt.when import parse_when
 
     return parse_when(value, end_of_day=end_of_day)
 
@@ -174,6 +175,35 @@ def own_session_id(explicit: str | None) -> str | None:
         if value and len(value) <= limits.MAX_SESSION_ID_CHARS:  # an odd variable must not fail every search
             return value
     return None
+
+
+LIVE_QUESTION_S = 900.0  # a session without any answer yet, active this recently: the question being asked now
+
+
+def live_question(ended_at: str | None, answered: bool, now: float) -> bool:
+    """A hit that is the asking agent's own session, caught mid-turn: no answer in it yet and active within
+    LIVE_QUESTION_S. Agents that do not tell their MCP server which session it serves (OpenCode) are archived
+    by the engine's scan while they wait for wwt — their session then held only the question, which matched
+    itself and kept the project's real answer out (found by the real OpenCode CLI). It holds nothing to recall."""
+    if answered or not ended_at:
+        return False
+    from datetime import datetime, timezone
+
+    try:
+        stamp = datetime.fromisoformat(ended_at.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return now - stamp.timestamp() <= LIVE_QUESTION_S
+
+
+def without_live_questions(mem: Any, hits: list[Any]) -> list[Any]:
+    import time
+
+    activity = mem.session_activity([h.session_id for h in hits])
+    now = time.time()
+    return [h for h in hits if not live_question(*activity.get(h.session_id, (None, True)), now)]
 
 
 def when(iso: str | None) -> str:
@@ -228,23 +258,25 @@ def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all
         notes = f" (no sessions archived for project {echo(filters.project)} yet; searched all projects)"
         filters.project = None
         scope = "all projects"
+    own_unknown = not filters.exclude_session_id  # then the asking session may be archived mid-turn
     if team and (not mem.has_data() or (filters.project and not mem.has_project(filters.project))):
         from wwt.search import SearchOutcome
 
         outcome = SearchOutcome(hits=[], weak=True)  # nothing here: the team may have it
     else:
         outcome = mem.search_outcome(query, filters, limit)
-    hits = outcome.hits
+    hits = without_live_questions(mem, outcome.hits) if own_unknown else outcome.hits
     if not hits and filters.project and fallback_all:
         filters.project = None
         outcome = mem.search_outcome(query, filters, limit)
-        hits = outcome.hits
+        hits = without_live_questions(mem, outcome.hits) if own_unknown else outcome.hits
         notes = f" (nothing in {scope}; these are from all projects)"
         scope = "all projects"
     if team:  # wwt.cli_team: the team server's hits merged in; no team, no driver or no server → one note
         from wwt.cli_team import team_search
 
         said: list[str] = []
+        outcome.hits = hits
         outcome = team_search(mem, query, filters, limit, outcome, said.append)
         hits = outcome.hits
         scope += " + team"
@@ -410,15 +442,6 @@ TOOLS = (
     (ingest_session, INGEST_DOC),
     (get_session, GET_SESSION_DOC),
 )
-# (title, read-only) per tool, declared as MCP tool annotations: agents that gate tool calls on approval (Codex
-# `exec` with approval policy "never" refused an unannotated call) may run a read-only, closed-world tool
-# without asking. ingest_session writes to the archive — idempotently, only from the agents' own log folders.
-TOOL_HINTS = {
-    "search_memory": ("Search past agent conversations (this project)", True),
-    "search_all": ("Search past agent conversations (every project)", True),
-    "get_session": ("Read an archived conversation", True),
-    "ingest_session": ("Archive an agent's session log now", False),
-}
 
 
 def tool_annotations(name: str) -> Any:

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -237,6 +236,45 @@ def _download_error(manifest: Manifest, exc: BaseException) -> ModelUnavailable:
     )
 
 
+HUB_PROBE_S = 3.0  # one connection attempt to the hub (or the proxy) before the download's own retries
+
+
+def _proxy_for(scheme: str) -> str:
+    for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
+        if os.environ.get(name):
+            return os.environ[name]
+    return ""
+
+
+def hub_unreachable(timeout: float = HUB_PROBE_S) -> str | None:
+    """Why the hub cannot be reached at all (its name does not resolve, nothing answers), or None.
+    huggingface_hub retries a failed connection five times with backoff — 24 s before `wwt setup` could say the
+    model is unavailable on a machine without the network; one connection to the endpoint (or to the proxy the
+    environment names, which then resolves the hub itself) says it in at most ``timeout``."""
+    import socket
+    from urllib.parse import urlsplit
+
+    endpoint = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    proxy = _proxy_for(endpoint.scheme or "https")
+    target = urlsplit(proxy if "://" in proxy else f"http://{proxy}") if proxy else endpoint
+    host = target.hostname
+    if not host:
+        return None  # an endpoint we cannot read: let the download say what is wrong
+    try:
+        port = target.port or (443 if target.scheme == "https" else 80)
+    except ValueError:
+        return None
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except socket.gaierror:
+        return f"{host} does not resolve"
+    except TimeoutError:
+        return f"{host}:{port} did not answer in {timeout:g} s"
+    except OSError as exc:
+        return f"{host}:{port}: {exc.strerror or exc}"
+
+
 def download(manifest: Manifest, files: list[ModelFile]) -> None:
     """Fetch ``files`` at the pinned revision through the hub cache, verify, install into the data dir."""
     try:
@@ -248,10 +286,17 @@ def download(manifest: Manifest, files: list[ModelFile]) -> None:
     folder = cache_dir(manifest)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = _read_stamp(folder)
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    unreachable = None if offline else hub_unreachable()
     for spec in files:
-        try:
-            fetched = Path(hf_hub_download(manifest.repo_id, spec.repo_path, revision=manifest.revision))
+        try:  # hub unreachable: only the Hugging Face cache, at once (no retries against a dead network)
+            fetched = Path(hf_hub_download(manifest.repo_id, spec.repo_path, revision=manifest.revision,
+                                           local_files_only=unreachable is not None))
         except Exception as exc:  # network, proxy, offline, 404: all end in the same advice
+            if unreachable is not None:
+                raise ModelUnavailable(
+                    f"could not download the embedding model {manifest.label} (the hub is unreachable: "
+                    f"{unreachable}; the Hugging Face cache does not have it); {WHAT_TO_DO}") from None
             raise _download_error(manifest, exc) from None
         if not file_matches(fetched, spec):
             raise ModelUnavailable(
@@ -352,38 +397,3 @@ def _manifest_summary(manifest: Manifest) -> dict[str, Any]:
         "max_tokens": manifest.max_tokens,
         "manifest": str(manifest.path),
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m wwt.model_source [--load] [--json]``: resolve (downloading if needed) and report.
-
-    ``--load`` also opens the ONNX session, so a folder that exists but cannot be loaded is reported too.
-    Errors are one line on stderr and exit code 1, never a traceback.
-    """
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        info = resolve_model()
-        if "--load" in args:
-            from wwt.embedder import load_embedder
-
-            load_embedder()
-        summary = describe_model(info=info)
-    except WwtError as exc:
-        print(f"wwt: {exc}", file=sys.stderr)
-        return exc.exit_code
-    if "--json" in args:
-        print(json.dumps(summary, indent=2))
-    else:
-        state = {True: "checksums ok", False: "CHECKSUM MISMATCH", None: "unpinned"}[summary["checksums_ok"]]
-        mb = summary["total_bytes"] / 1e6
-        which = (
-            "WWT_MODEL_DIR"
-            if summary["source"] == "env"
-            else f"{summary['repo_id']}@{summary['revision'][:12]}"
-        )
-        print(f"{which} ({summary['source']}): {summary['model_dir']} ({mb:.0f} MB, {state})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,8 +17,19 @@ from __future__ import annotations
 
 import re
 
-# wwt's MCP tools (tests/test_self_memory.py checks this against wwt/mcp_server.py's TOOLS)
-OWN_TOOLS = ("search_memory", "search_all", "get_session", "ingest_session")
+# wwt's MCP tools, (title, read-only) each, declared as MCP tool annotations (wwt/mcp_server.py; tests/
+# test_self_memory.py checks the names against its TOOLS): agents that gate tool calls on approval (Codex `exec`
+# with approval policy "never" refused an unannotated call) may run a read-only, closed-world tool without asking,
+# and `wwt setup` pre-approves the read-only ones where an agent's config has a per-tool setting (Codex).
+# ingest_session writes to the archive — idempotently, only from the agents' own log folders.
+TOOL_HINTS = {
+    "search_memory": ("Search past agent conversations (this project)", True),
+    "search_all": ("Search past agent conversations (every project)", True),
+    "get_session": ("Read an archived conversation", True),
+    "ingest_session": ("Archive an agent's session log now", False),
+}
+OWN_TOOLS = tuple(TOOL_HINTS)
+READ_ONLY_TOOLS = tuple(name for name, (_title, read_only) in TOOL_HINTS.items() if read_only)
 SERVER = "wwt"
 # Said before the first quoted line of every wwt MCP reply that quotes the archive (wwt/mcp_server.py): also how
 # wwt's output is told apart when the agent recorded only a bare tool name (``search_memory``: OpenMemory's

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from wwt.errors import UsageError
 from wwt.models import RESUME_IN_CWD, Filters
+from wwt.store.reads import SearchStore
 
 CHUNKS_PER_SESSION = 3
 SECOND_CHUNK_BONUS = 0.0  # weight of the 2nd and 3rd best chunk scores added to the best one (0.1 until issue 13:
@@ -623,7 +624,7 @@ class SearchBackend(Protocol):
     ``Store`` + ``Indexes.lexical``/``Indexes.vector``) or a team server (``wwt.team.backend.TeamBackend``). The
     ranking — fusion, grouping, the "nothing relevant" flag — is the same code for both."""
 
-    store: Any
+    store: SearchStore
     lexical: _Lexical
     vector: _Vector
 
@@ -633,14 +634,15 @@ def run_search(
     filters: Filters,
     limit: int,
     *,
-    store: Any,
+    store: SearchStore,
     lexical: _Lexical,
     vector: _Vector,
     embed_query: Callable[[str], Any],
     tokenize: Callable[[str], list[str]] | None = None,
     method: str | None = None,
 ) -> SearchOutcome:
-    """Both legs over the same filters, fused, grouped. ``store`` is a ``wwt.store.Store``. ``embed_query``
+    """Both legs over the same filters, fused, grouped. ``store``: what the legs need from storage
+    (``wwt.store.SearchStore``: the local ``Store``, or another backend). ``embed_query``
     returning None (no model) leaves the vector leg out: the lexical leg alone ranks, every hit on the same
     footing."""
     from wwt.fusion import DEFAULT_METHOD, fuse, idf_mass, lexical_coverage

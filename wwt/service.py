@@ -402,6 +402,10 @@ class Memory:
         with self._lock:
             return sorted(self._open_store().projects())
 
+    def session_activity(self, session_ids: list[str]) -> dict[str, tuple[str | None, bool]]:
+        with self._lock:
+            return self._open_store().session_activity(session_ids)
+
     def has_project(self, project: str) -> bool:
         return project in self.projects()
 
@@ -484,7 +488,8 @@ class Memory:
         """Delete the archive and the indexes (not the downloaded model, not agent settings)."""
         from filelock import FileLock, Timeout
 
-        from wwt.ingest import LOCK_FILE, IngestBusy
+        from wwt.ingest import IngestBusy
+        from wwt.writer_lock import LOCK_FILE
 
         with self._lock:
             plan = self.reset_plan()

@@ -54,6 +54,7 @@ class Seen:
     reply: str  # "tool_call", "answer", "text", "refused", "other"
     tool_names: list[str] = field(default_factory=list)
     tool_result: str | None = None
+    loaded: str | None = None  # what the agent's tool loader answered last (ToolSearch, tool_search)
 
 
 class FakeModel:
@@ -109,6 +110,7 @@ class FakeModel:
         """One line per request, for a failing test's message."""
         return "\n".join(f"{s.method} {s.path} [{s.api}] -> {s.reply} tools={len(s.tool_names)}"
                          f"{' wwt-like=' + str([n for n in s.tool_names if 'wwt' in n or 'search' in n]) if s.tool_names else ''}"
+                         f"{' loader said: ' + s.loaded[:300] if s.loaded else ''}"
                          for s in self.seen)
 
 
@@ -409,13 +411,14 @@ def _handler(fake: FakeModel) -> type[BaseHTTPRequestHandler]:
             if reply == "text" and loaded and BRIDGE in names:  # Qwen Code: a loaded deferred tool is run via tool_call
                 call, reply, args = BRIDGE, "tool_call", {"name": loaded.group(), "arguments": args}
             elif reply == "text" and loader and loads < MAX_LOADS and (loads == 0 or "connecting" in results[f"{LOAD_PREFIX}{loads}"]):
-                named = WWT_NAME.search(raw.decode("utf-8", "replace"))
+                named = WWT_NAME.search(raw.decode("utf-8", "replace").replace("\\n", "\n"))  # a JSON "\n" is no name's start
                 call, reply = loader, "load_tools"
                 args = {"query": f"select:{named.group()}" if named and loader == "ToolSearch" else "wwt search_memory"}
             forced = _forced_tool(body) if api == "chat" and reply == "text" else None
             if forced is not None:  # a helper call that must answer through one tool (Qwen's approval classifier)
                 call, reply, args = forced[0], "forced", sample_of(forced[1])
-            fake.record(Seen("POST", self.path, api, body, reply, names, result))
+            last_load = results.get(f"{LOAD_PREFIX}{loads}") if loads else None
+            fake.record(Seen("POST", self.path, api, body, reply, names, result, last_load))
             text = ANSWER if result is not None else "ok"
             cid = f"{LOAD_PREFIX}{loads + 1}" if reply == "load_tools" else "call_forced_1" if reply == "forced" else CALL_ID
             if api == "anthropic":

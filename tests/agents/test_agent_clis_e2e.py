@@ -29,15 +29,18 @@ import clis
 import pytest
 from agents import AGENTS, PROMPT, Agent
 from fake_model import ANSWER, FakeModel
-from world import QUERY, World
+from world import PLANTED_SESSION, QUERY, World
 
 from wwt.models import RESUME_IN_CWD
+from wwt.own_tools import is_own_tool
 
 pytestmark = pytest.mark.agents
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_OUT = REPO / "tests" / "fixtures" / "agents"
 HOOK_WAIT_S = 120
+# Words of the planted session that the recall session holds only inside wwt's reply (its prompt asks otherwise)
+OWN_REPLY_PHRASE = "refund path truncates instead of rounding"
 
 
 def _selected() -> list[str]:
@@ -62,6 +65,19 @@ def _roles(world: World, session_id: str) -> list[tuple[str, str, str | None]]:
                             (session_id,)).fetchall()
     finally:
         conn.close()
+
+
+def _archived_text(world: World, session_id: str, own_tools_only: bool = False) -> str:
+    """The archived text of a session's messages (only wwt's own tool results, if asked)."""
+    db = world.home / ".wwt" / "wwt.sqlite3"
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        rows = conn.execute("SELECT kind, tool_name, text FROM messages WHERE session_id = ? ORDER BY seq",
+                            (session_id,)).fetchall()
+    finally:
+        conn.close()
+    return "\n".join(str(text) for kind, name, text in rows
+                     if not own_tools_only or (kind == "tool_result" and name and is_own_tool(name)))
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -216,6 +232,18 @@ def _flow(agent: Agent, world: World, marker: str, timings: dict[str, float]) ->
     kinds = {(r, k) for r, k, _t in roles}
     assert ("user", "text") in kinds and ("assistant", "text") in kinds, roles
     assert any(t and "search_memory" in t for _r, _k, t in roles), f"wwt's tool call is not in the archive: {roles}"
+
+    # wwt does not remember itself: words that reach the recall session only inside wwt's own reply (quoted from
+    # the planted session) find the planted session, never the recall session that quoted them
+    quoted = _archived_text(world, hit["session_id"], own_tools_only=True)
+    assert OWN_REPLY_PHRASE.split()[-1] in quoted, f"wwt's reply is not archived with the session: {quoted[:2000]}"
+    echoes = world.search(OWN_REPLY_PHRASE)
+    assert echoes and echoes[0]["session_id"] == PLANTED_SESSION, json.dumps(echoes, indent=1)[:6000]
+    # the recall session may trail as a neighbour in meaning (its own prompt is about refunds), never by the
+    # quoted words: none of its indexed text holds them
+    for echo in echoes[1:]:
+        indexed = " ".join(chunk["text"] for chunk in echo["chunks"]).lower()
+        assert echo["session_id"] != hit["session_id"] or "truncates" not in indexed, json.dumps(echoes, indent=1)
 
     # 5. uninstall leaves the agent's own mcp list without wwt
     gone = world.wwt("setup", "--uninstall", "--agent", agent.key)

@@ -83,14 +83,27 @@ def connect(loc: ipc.Location) -> socket.socket | None:
     return sock
 
 
-def spawn(loc: ipc.Location, purpose: str = "cli") -> Any:
+# Hangul and Han, as wwt.lexical._HANGUL_OR_HAN (a test keeps them equal): the scripts Kiwi tokenizes
+KIWI_RANGES = (("\u1100", "\u11ff"), ("\u3130", "\u318f"), ("\ua960", "\ua97f"), ("\uac00", "\ud7af"),
+               ("\u3400", "\u4dbf"), ("\u4e00", "\u9fff"))
+
+
+def needs_kiwi(argv: Any) -> bool:
+    """A command holding Hangul or Han text: its search needs Kiwi (the lexical leg's Korean tokenizer)."""
+    return isinstance(argv, list) and any(
+        isinstance(arg, str) and any(low <= ch <= high for ch in arg for low, high in KIWI_RANGES)
+        for arg in argv[1:])
+
+
+def spawn(loc: ipc.Location, purpose: str = "cli", kiwi: bool = False) -> Any:
     """Start an engine fully detached (own session, no inherited stdio); it logs to the data dir's log.
-    Returns the ``subprocess.Popen``, or None."""
+    ``kiwi``: the command that starts it is Korean — Kiwi loads from the engine's first moment, beside its
+    imports and the model, not after the command arrives. Returns the ``subprocess.Popen``, or None."""
     import subprocess
 
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "wwt.engine.server", "--for", purpose],
+            [sys.executable, "-m", "wwt.engine.server", "--for", purpose, *(["--kiwi"] if kiwi else [])],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -102,13 +115,13 @@ def spawn(loc: ipc.Location, purpose: str = "cli") -> Any:
         return None
 
 
-def obtain(loc: ipc.Location, start: bool, purpose: str = "cli") -> socket.socket | None:
+def obtain(loc: ipc.Location, start: bool, purpose: str = "cli", kiwi: bool = False) -> socket.socket | None:
     """Connect to the engine, starting one first when ``start`` and none runs; None when none comes up in
     ``WWT_ENGINE_START_S`` (default 20 s) or the one started died."""
     sock = connect(loc)
     if sock is not None or not start:
         return sock
-    proc = None if ipc.lock_held(loc.lock_path) else spawn(loc, purpose)
+    proc = None if ipc.lock_held(loc.lock_path) else spawn(loc, purpose, kiwi)
     deadline = time.monotonic() + ipc.env_seconds("WWT_ENGINE_START_S", 20.0)
     delay = 0.005
     checked = time.monotonic()
@@ -174,8 +187,9 @@ def call(op: str, payload: dict[str, Any] | None = None, *, start: bool = False,
     request = {"op": op, "key": ipc.engine_key(), "settings": ipc.model_settings(), "protocol": ipc.PROTOCOL,
                "home": loc.home_path, **(payload or {})}
     timeout = ipc.env_seconds("WWT_ENGINE_TIMEOUT_S", 120.0) if timeout is None else timeout
+    kiwi = op == "cli" and needs_kiwi((payload or {}).get("argv"))
     for _attempt in range(2):
-        sock = obtain(loc, start=start, purpose=purpose)
+        sock = obtain(loc, start=start, purpose=purpose, kiwi=kiwi)
         if sock is None:
             return None
         try:

@@ -647,6 +647,12 @@ def _kiwi_early(argv: list[str]) -> None:
         threading.Thread(target=_quietly, args=(lexical.get_kiwi,), name="wwt-engine-kiwi", daemon=True).start()
 
 
+def _load_kiwi() -> None:
+    from wwt import lexical
+
+    lexical.get_kiwi()
+
+
 def _preload_model() -> None:
     """Load the model (sentencepiece + ONNX: ~1 s in native code that lets the GIL go) while the engine imports
     the rest and opens the indexes; the warm-up search then finds it in ``load_embedder``'s cache. Only a
@@ -768,6 +774,7 @@ class _MessageDeadline(io.RawIOBase):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m wwt.engine.server")
     parser.add_argument("--for", dest="purpose", default="cli", choices=("cli", "mcp", "ingest"))
+    parser.add_argument("--kiwi", action="store_true", help="the command that starts it is Korean: load Kiwi now")
     args = parser.parse_args(argv)
     os.environ.pop("WWT_REDACT", None)  # whoever started it: hook-queued transcripts are always redacted
     _raise_descriptor_limit()
@@ -783,6 +790,8 @@ def main(argv: list[str] | None = None) -> int:
         home.mkdir(parents=True, exist_ok=True)
         home.chmod(0o700)
     threading.Thread(target=_quietly, args=(_preload_model,), name="wwt-engine-model", daemon=True).start()
+    if args.kiwi:  # a Korean first command: Kiwi's load (~1 s) beside the model's, not after the command arrives
+        threading.Thread(target=_quietly, args=(_load_kiwi,), name="wwt-engine-kiwi", daemon=True).start()
     log = setup_logging(home)
     try:
         listener = bind(loc.socket)

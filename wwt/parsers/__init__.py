@@ -130,12 +130,27 @@ def parse_file(
     if start_offset == 0 and not any(s.messages for s in sessions):
         # Accepted but empty: said for every platform, first (the ingest summary keeps a file's first notes).
         report.notes.insert(0, NO_MESSAGES)
+    for session in sessions:  # a session the agent gave no name: its first prompt's first line, as Claude Code's
+        if not session.title and (prompt := first_prompt_line(session)):
+            session.title, session.title_is_first_prompt = prompt, True
     if redaction_enabled() if redact is None else redact:
         _redact_sessions(sessions, report)
     for session in sessions:  # redact first, cut after: a cut token's head would be stored in the clear
         if session.title:
             session.title = cut_title(session.title, session.title_is_first_prompt)
     return sessions, report
+
+
+def first_prompt_line(session: Session) -> str | None:
+    """The first non-empty line of the session's first user prompt (a title for an unnamed session: Codex
+    rollouts, Gemini sessions without a summary), or None."""
+    for message in session.messages:
+        if message.role == "user" and message.kind == "text":
+            for line in message.text.splitlines():
+                if line.strip():
+                    return line.strip()
+            return None
+    return None
 
 
 PROMPT_TITLE_CHARS = 100  # a title taken from the first prompt's first line

@@ -37,7 +37,7 @@ from wwt.own_tools import qualified_tool
 from wwt.parsers.claude_code import project_name, project_root
 from wwt.parsers.cline_history import finish_task, looks_like_history, parse_history
 from wwt.parsers.cline_sessions import MESSAGES_SUFFIX as SESSION_SUFFIX
-from wwt.parsers.cline_sessions import looks_like_session, parse_session, session_data_dir
+from wwt.parsers.cline_sessions import cline_data_dir, looks_like_session, parse_session, session_data_dir
 from wwt.parsers.common import bound_text, iso_timestamp, iter_json_list, nfc, read_head, render_tool_call
 from wwt.parsers.noise import clean_user_text
 
@@ -62,16 +62,6 @@ def editor_global_storage(extension_id: str) -> list[Path]:
         raw = os.environ.get("XDG_CONFIG_HOME")
         base = Path(raw).expanduser() if raw else Path.home() / ".config"
     return [base / editor / "User" / "globalStorage" / extension_id for editor in EDITORS]
-
-
-def cline_data_dir() -> Path:
-    """Cline's own data folder (the CLI's, and the extension's once its storage left VS Code):
-    ``$CLINE_DATA_DIR``, else ``$CLINE_DIR/data``, else ``~/.cline/data`` (its ``resolveDataDirFromEnv``)."""
-    raw = os.environ.get("CLINE_DATA_DIR", "").strip()
-    if raw:
-        return Path(raw).expanduser()
-    home = os.environ.get("CLINE_DIR", "").strip()
-    return (Path(home).expanduser() if home else Path.home() / ".cline") / "data"
 
 
 class ClineParser:

@@ -68,11 +68,19 @@ _LEGACY = re.compile(r"<(?:task|feedback|answer|user_message|environment_details
 _COMMAND = re.compile(r'\A\s*<user_command\b[^>]*\bslash="([^"]+)"[^>]*>(.*?)</user_command>\s*\Z', re.DOTALL)
 
 
+def cline_data_dir() -> Path:
+    """Cline's own data folder (the CLI's, and the extension's once its storage left VS Code):
+    ``$CLINE_DATA_DIR``, else ``$CLINE_DIR/data``, else ``~/.cline/data`` (its ``resolveDataDirFromEnv``)."""
+    raw = os.environ.get("CLINE_DATA_DIR", "").strip()
+    if raw:
+        return Path(raw).expanduser()
+    home = os.environ.get("CLINE_DIR", "").strip()
+    return (Path(home).expanduser() if home else Path.home() / ".cline") / "data"
+
+
 def session_data_dir() -> Path:
     """Where Cline's runtime keeps session folders: ``$CLINE_SESSION_DATA_DIR``, else the data folder's ``sessions``
     (``$CLINE_DATA_DIR``, ``$CLINE_DIR/data`` or ``~/.cline/data``: its ``resolveSessionDataDir``)."""
-    from wwt.parsers.cline import cline_data_dir
-
     raw = os.environ.get("CLINE_SESSION_DATA_DIR", "").strip()
     return Path(raw).expanduser() if raw else cline_data_dir() / "sessions"
 

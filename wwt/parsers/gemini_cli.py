@@ -41,6 +41,7 @@ from wwt.parsers.common import (
     render_tool_call,
 )
 from wwt.parsers.noise import clean_user_text
+from wwt.parsers.qwen_paths import legacy_qwen_marks
 
 PLATFORM = "gemini-cli"
 NOTICE_TYPES = frozenset({"info", "error", "warning"})  # UI notices, never part of the conversation
@@ -57,9 +58,7 @@ class GeminiCliParser:
         return [gemini_home() / "tmp"]
 
     def detect(self, path: Path, head: bytes) -> bool:
-        from wwt.parsers.qwen_code import looks_like_legacy_qwen  # qwen_code imports this module
-
-        return looks_like_gemini(path, head) and not looks_like_legacy_qwen(path, head)  # Qwen kept our recorder
+        return looks_like_gemini(path, head) and not legacy_qwen_marks(path, head)  # Qwen kept our recorder
 
     def parse(self, path: Path, report: ParseReport, start_offset: int = 0) -> Iterator[Session]:
         report.platform = PLATFORM

@@ -32,7 +32,6 @@ Decisions:
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,6 +59,7 @@ from wwt.parsers.common import (
 )
 from wwt.parsers.gemini_cli import _build_session, _response_text, looks_like_gemini, records_by_id
 from wwt.parsers.noise import clean_user_text
+from wwt.parsers.qwen_paths import legacy_qwen_marks, qwen_runtime_dirs
 
 PLATFORM = "qwen-code"
 _NO_FLAGS: frozenset[str] = frozenset()
@@ -87,37 +87,6 @@ class QwenCodeParser:
             yield from _parse_legacy(path, report, start_offset)
         else:
             yield from _parse(path, report, start_offset)
-
-
-def qwen_runtime_dir() -> Path:
-    """``$QWEN_RUNTIME_DIR`` (Qwen's own override for session data, config/storage.ts) or ``~/.qwen``."""
-    raw = os.environ.get("QWEN_RUNTIME_DIR")
-    return Path(raw).expanduser() if raw else Path.home() / ".qwen"
-
-
-def qwen_runtime_dirs() -> list[Path]:
-    """Every folder Qwen Code may keep session data in: ``$QWEN_RUNTIME_DIR``, else the settings' folder first and
-    ``~/.qwen`` (chats written there before the setting stay there)."""
-    runtimes = [qwen_runtime_dir()]
-    configured = _configured_runtime_dir()
-    if configured is not None and not os.environ.get("QWEN_RUNTIME_DIR"):
-        runtimes.insert(0, configured)
-    return list(dict.fromkeys(runtimes))
-
-
-def _configured_runtime_dir() -> Path | None:
-    """``advanced.runtimeOutputDir`` of ``~/.qwen/settings.json`` when it names one folder (absolute or ``~/…``; a
-    relative value is resolved per project by Qwen, so it names no single folder). Unreadable settings: None."""
-    try:
-        data = json.loads((Path.home() / ".qwen" / "settings.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    advanced = data.get("advanced") if isinstance(data, dict) else None
-    raw = advanced.get("runtimeOutputDir") if isinstance(advanced, dict) else None
-    if not isinstance(raw, str) or not raw.strip():
-        return None
-    folder = Path(raw.strip()).expanduser()
-    return folder if folder.is_absolute() else None
 
 
 def is_qwen_record(obj: Any) -> bool:
@@ -166,22 +135,10 @@ def looks_like_qwen(path: Path, head: bytes) -> bool:
     return False
 
 
-_QWEN_TYPED_RE = re.compile(rb'"type"\s*:\s*"qwen"')
-
-
 def looks_like_legacy_qwen(path: Path, head: bytes) -> bool:
     """A legacy whole-file recording (Gemini's ``.json`` shape) kept in Qwen's ``tmp/<hash>/chats`` folder, or
     one whose model turns are typed ``qwen``."""
-    if not path.name.endswith(".json") or not looks_like_gemini(path, head):
-        return False
-    return _in_qwen_tmp(path) or bool(_QWEN_TYPED_RE.search(head))
-
-
-def _in_qwen_tmp(path: Path) -> bool:
-    parents = path.parents
-    if len(parents) < 4 or parents[0].name != "chats" or parents[2].name != "tmp":
-        return False
-    return parents[3].name == ".qwen" or parents[3] == qwen_runtime_dir()
+    return looks_like_gemini(path, head) and legacy_qwen_marks(path, head)
 
 
 def _parse_legacy(path: Path, report: ParseReport, start_offset: int) -> Iterator[Session]:

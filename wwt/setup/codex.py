@@ -170,6 +170,12 @@ def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool, state: Setup
                 inline.update(env)
                 out["env"] = inline
             out["startup_timeout_sec"] = MCP_STARTUP_TIMEOUT_S
+            tools = tomlkit.inline_table()  # inline: wwt's entry stays one table, removed whole on uninstall
+            for name, setting in read_only_approvals().items():
+                inline_setting = tomlkit.inline_table()
+                inline_setting.update(setting)
+                tools[name] = inline_setting
+            out["tools"] = tools
             return out
 
         wanted = values()
@@ -195,6 +201,15 @@ def mcp_edit(argv: list[str], env: dict[str, str], uninstall: bool, state: Setup
         servers[SERVER_NAME] = entry
 
     return FileEdit(path, toml_transform(path, change), f"{LABEL} MCP server '{SERVER_NAME}'")
+
+
+def read_only_approvals() -> dict[str, Any]:
+    """``[mcp_servers.wwt.tools.<tool>] approval_mode = "approve"`` for wwt's read-only tools: Codex asks before
+    every MCP call under some approval policies (and ``codex exec`` refuses what it would ask about); searching
+    and reading the archive change nothing, archiving a file (ingest_session) still asks. wwt's own entry only."""
+    from wwt.own_tools import READ_ONLY_TOOLS
+
+    return {name: {"approval_mode": "approve"} for name in READ_ONLY_TOOLS}
 
 
 def registered_mcp() -> dict[str, Any] | None:

@@ -1,0 +1,42 @@
+"""Writes ``wwt/known_tokens.json``: Kiwi's tokens for every Korean (or Han) word of the glossary, with the
+tokenizer's signature (read back by ``wwt.known_tokens``; why: see there). tests/test_cold_start.py fails when
+the record and Kiwi disagree.
+
+    python -m wwt.known_tokens_write
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from wwt.fileio import atomic_write
+from wwt.known_tokens import PATH
+from wwt.lexical import tokenize_many, tokenizer_signature
+
+_KIWI_SCRIPT = re.compile(r"[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def glossary_words() -> list[str]:
+    """Every Korean (or Han) spelling in the glossary: what a question's bridge and spelling checks tokenize."""
+    from wwt.glossary import _entries
+
+    words = {word for korean, english in _entries() for word in (*korean, *english)}
+    return sorted(word for word in words if _KIWI_SCRIPT.search(word))
+
+
+def compute() -> dict[str, list[str]]:
+    """The tokens Kiwi gives each glossary word now (each word alone, as ``tokenize(word)`` does)."""
+    words = glossary_words()
+    return dict(zip(words, tokenize_many(words, recorded=False), strict=True))
+
+
+def write() -> None:
+    body = {"signature": tokenizer_signature(), "tokens": compute()}
+    atomic_write(Path(PATH), json.dumps(body, ensure_ascii=False, indent=0, sort_keys=True) + "\n", 0o644)
+
+
+if __name__ == "__main__":
+    write()
+    print(f"wrote {PATH}")
