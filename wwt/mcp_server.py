@@ -265,7 +265,7 @@ def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all
         outcome = SearchOutcome(hits=[], weak=True)  # nothing here: the team may have it
     else:
         outcome = mem.search_outcome(query, filters, limit)
-    hits = without_live_questions(mem, outcome.hits) if own_unknown else outcome.hits
+    hits = without_live_questions(mem, outcome.hits) if own_unknown and outcome.hits else outcome.hits
     if not hits and filters.project and fallback_all:
         filters.project = None
         outcome = mem.search_outcome(query, filters, limit)
