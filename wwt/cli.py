@@ -156,6 +156,7 @@ def search(
     until: str = typer.Option(None, "--until", help="Until (inclusive): same forms as --since."),
     limit: int = typer.Option(10, "--limit", "-n", help=f"How many sessions to show (1-{limits.MAX_LIMIT})."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output (see docs/cli.md)."),
+    team: bool = typer.Option(False, "--team", help="Also search the team server (wwt team join)."),
 ) -> None:
     """Search past conversations. Default scope: the current project (git root or folder name)."""
     import json
@@ -192,14 +193,23 @@ def search(
         scope = "all projects"
     else:
         here = current_project(engine_context.cwd())
-        if here is None or not memory.has_project(here):
+        if here is None or (not memory.has_project(here) and not (team and here)):
             raise WwtError(
                 f"no sessions for project {here!r} (from the current folder); searched nothing — "
                 "use --all to search every project, or --project NAME"
             )
         filters.project = here
         scope = f"project {here}"
-    outcome = memory.search_outcome(text, filters, limit)
+    if team:
+        from wwt.cli_team import team_search
+        from wwt.search import SearchOutcome
+
+        local = memory.search_outcome(text, filters, limit) if memory.has_data() and (
+            not filters.project or memory.has_project(filters.project)) else SearchOutcome(hits=[], weak=True)
+        outcome = team_search(memory, text, filters, limit, local,
+                              lambda line: err_console.print(f"[yellow]wwt: {escape(line)}[/]", highlight=False))
+    else:
+        outcome = memory.search_outcome(text, filters, limit)
     if outcome.words_only:  # the model could not be loaded: these hits come from the lexical leg alone
         err_console.print(f"[yellow]wwt: {escape(terminal_safe(outcome.words_only))}[/]", highlight=False,
                           soft_wrap=True)
@@ -349,12 +359,16 @@ def forget(
     _confirm("forget?", yes)
     removed = memory.forget(session_id=session, project=project)
     console.print(f"forgot {removed} session(s)")
+    from wwt.cli_team import after_forget
+
+    after_forget(doomed, lambda line: console.print(line, highlight=False))
 
 
 # ---------------------------------------------------------------------------------------------- integrations
 
 from wwt.cli_config import register as _register_config  # noqa: E402
 from wwt.cli_integrations import register as _register_integrations  # noqa: E402
+from wwt.cli_team import register as _register_team  # noqa: E402
 from wwt.cli_ui import register as _register_ui  # noqa: E402
 from wwt.engine.commands import register as _register_engine  # noqa: E402
 
@@ -362,6 +376,7 @@ _register_integrations(app)
 _register_engine(app)
 _register_config(app)
 _register_ui(app)
+_register_team(app)
 
 
 # ---------------------------------------------------------------------------------------------- entry point

@@ -62,12 +62,13 @@ SEARCH_MEMORY_DOC = (
     "natural language (Korean, English or mixed) or with exact identifiers/error strings. `cwd` only picks "
     "the project (pass your working folder). Optional filters: project, source (" + " | ".join(PLATFORMS) + "), "
     "git_branch, since/until (YYYY-MM-DD, 7d, 2w, yesterday), limit (default 5, max 20). Returns sessions with project, branch, agent, date, score, "
-    "excerpt, session id and the command to resume it; call get_session to read more."
+    "excerpt, session id and the command to resume it; call get_session to read more. scope: 'local' "
+    "(default) or 'team' (also the team server this machine joined with `wwt team join`; hits name their machine)."
 )
 SEARCH_ALL_DOC = (
     "Search past AI-agent conversations across ALL projects. Use when search_memory found nothing in the "
     "current project, or the user asks about another project / 'anywhere' ('다른 프로젝트에서 …', "
-    "'어디서 했더라?', 'have we ever …')."
+    "'어디서 했더라?', 'have we ever …'). scope: 'local' (default) or 'team' (also the team server)."
 )
 INGEST_DOC = (
     "Archive and index one conversation log file now (a Claude Code .jsonl, Gemini CLI session file or Codex "
@@ -237,7 +238,8 @@ def render_hits(hits: list[Any], header: str) -> str:
         lines = [
             f"[{rank}] {clip(hit.project or '(no project)', FIELD)}"
             + (f" @{clip(hit.git_branch, FIELD)}" if hit.git_branch else "")
-            + f" · {PLATFORM_NAMES.get(hit.platform, hit.platform)} · {when(hit.started_at)} · score {hit.score:.2f}",
+            + f" · {PLATFORM_NAMES.get(hit.platform, hit.platform)} · {when(hit.started_at)} · score {hit.score:.2f}"
+            + (f" · from {clip(hit.machine, FIELD)}" if getattr(hit, "machine", None) else ""),
             f"    session: {clip(hit.session_id, FIELD)}" + (f" · title: {one_line(hit.title, 80)}" if hit.title else ""),
         ]
         for chunk in hit.chunks[:2]:
@@ -253,7 +255,7 @@ def render_hits(hits: list[Any], header: str) -> str:
     return "\n".join(out)
 
 
-def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all: bool) -> str:
+def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all: bool, team: bool = False) -> str:
     if not query or not query.strip():
         raise UsageError("query is empty: say what to look for")
     query, shortened = limits.clip_query(query)
@@ -264,14 +266,28 @@ def do_search(query: str, filters: Filters, limit: int, scope: str, fallback_all
         filters.project = None
         scope = "all projects"
     own_unknown = not filters.exclude_session_id  # then the asking session may be archived mid-turn
-    outcome = mem.search_outcome(query, filters, limit)
-    hits = without_live_questions(mem, outcome.hits) if own_unknown else outcome.hits
+    if team and (not mem.has_data() or (filters.project and not mem.has_project(filters.project))):
+        from wwt.search import SearchOutcome
+
+        outcome = SearchOutcome(hits=[], weak=True)  # nothing here: the team may have it
+    else:
+        outcome = mem.search_outcome(query, filters, limit)
+    hits = without_live_questions(mem, outcome.hits) if own_unknown and outcome.hits else outcome.hits
     if not hits and filters.project and fallback_all:
         filters.project = None
         outcome = mem.search_outcome(query, filters, limit)
         hits = without_live_questions(mem, outcome.hits) if own_unknown else outcome.hits
         notes = f" (nothing in {scope}; these are from all projects)"
         scope = "all projects"
+    if team:  # wwt.cli_team: the team server's hits merged in; no team, no driver or no server → one note
+        from wwt.cli_team import team_search
+
+        said: list[str] = []
+        outcome.hits = hits
+        outcome = team_search(mem, query, filters, limit, outcome, said.append)
+        hits = outcome.hits
+        scope += " + team"
+        notes += "".join(f" ({clip(line, 200)})" for line in said)
     from wwt.search import weak_notice
 
     weak = f" — weak matches only: {weak_notice(outcome)}" if hits and outcome.weak else ""
@@ -294,6 +310,7 @@ def search_memory(
     until: str | None = None,
     limit: int | None = None,
     exclude_session_id: str | None = None,
+    scope: str | None = None,
 ) -> str:
     from wwt.project import current_project
 
@@ -318,13 +335,24 @@ def search_memory(
         until=parse_time(until, end_of_day=True),
         exclude_session_id=own_session_id(exclude_session_id),
     )
-    scope = f"project {scope_project}" if scope_project else "all projects"
-    return do_search(query, filters, clamp_limit(limit), scope, fallback_all=implicit)
+    team = team_scope(scope)
+    where = f"project {scope_project}" if scope_project else "all projects"
+    return do_search(query, filters, clamp_limit(limit), where, fallback_all=implicit and not team, team=team)
 
 
-def search_all(query: str, limit: int | None = None, exclude_session_id: str | None = None) -> str:
+def search_all(query: str, limit: int | None = None, exclude_session_id: str | None = None,
+               scope: str | None = None) -> str:
     filters = Filters(exclude_session_id=own_session_id(exclude_session_id))
-    return do_search(query, filters, clamp_limit(limit), "all projects", fallback_all=False)
+    return do_search(query, filters, clamp_limit(limit), "all projects", fallback_all=False, team=team_scope(scope))
+
+
+def team_scope(scope: str | None) -> bool:
+    """``scope``: None/'local' → this machine's archive; 'team' → also the team server."""
+    if scope in (None, "", "local"):
+        return False
+    if scope == "team":
+        return True
+    raise UsageError(f"scope is 'local' or 'team', not {echo(scope, 40)}")
 
 
 def agent_log_roots() -> list[Path]:

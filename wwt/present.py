@@ -104,6 +104,9 @@ def no_resume_reason(hit: SessionHit) -> str:
     (quoted) command that reads the session."""
     name = PLATFORM_NAMES.get(hit.platform, hit.platform)
     show = f"; read it with: wwt show {shell_word(hit.session_id)}" if len(hit.session_id) <= 200 else ""
+    machine = getattr(hit, "machine", None)
+    if machine:  # a team hit (wwt search --team): the session lives on another machine
+        return f"on {machine}: resume or read it there{show.replace('; read it with', ' with')}"
     if hit.platform in RESUME_COMMANDS:
         return f"not offered: the session id is not a {name} session id{show}"
     return f"not supported for {name}{show}"
@@ -133,6 +136,7 @@ def hits_to_json(query: str, outcome: SearchOutcome, filters: Filters, scope: st
                 "chunks": [vars(chunk).copy() for chunk in hit.chunks],
                 "resume": hit.resume,
                 "resume_line": resume_line(hit),
+                **({"machine": hit.machine} if getattr(hit, "machine", None) else {}),
             }
             for hit in outcome.hits
         ],
@@ -154,6 +158,8 @@ def render_hits(
         if hit.git_branch:
             header.append(f" @{terminal_field(hit.git_branch, FIELD_CHARS)}", style="magenta")
         header.append(f"  {terminal_field(PLATFORM_NAMES.get(hit.platform, hit.platform))}", style="green")
+        if getattr(hit, "machine", None):  # a team hit (wwt search --team): the machine that pushed it
+            header.append(f"  from {terminal_field(hit.machine, FIELD_CHARS)}", style="yellow")
         header.append(f"  {format_when(hit.started_at)}", style="dim")
         header.append(f"  score {hit.score:.3f}", style="dim")
         console.print(header, overflow="ellipsis", no_wrap=True)

@@ -619,6 +619,16 @@ class _Vector(Protocol):
     def count(self) -> int: ...
 
 
+class SearchBackend(Protocol):
+    """Where ``run_search``'s two legs and the chunks they name come from: the local archive (the SQLite
+    ``Store`` + ``Indexes.lexical``/``Indexes.vector``) or a team server (``wwt.team.backend.TeamBackend``). The
+    ranking — fusion, grouping, the "nothing relevant" flag — is the same code for both."""
+
+    store: SearchStore
+    lexical: _Lexical
+    vector: _Vector
+
+
 def run_search(
     query: str,
     filters: Filters,

