@@ -30,6 +30,7 @@ from _shared import REAL_FIXTURES, replace_section  # noqa: E402
 from recall import DEV_LOGS, LIMIT, background_logs, ingest, relevant_roots, with_split  # noqa: E402
 
 from wwt.glossary import EXPANSION_WEIGHT, translations  # noqa: E402
+from wwt.language_axis import question_weight  # noqa: E402
 from wwt.models import Filters  # noqa: E402
 from wwt.search import LANGUAGE_WIDEN, bridged_query, candidate_depth, topic_tokens  # noqa: E402
 from wwt.service import Memory  # noqa: E402
@@ -75,7 +76,7 @@ def legs(memory: Memory, item: dict) -> dict:
     bridge = translations(item["q"])
     query_vector = embedder.embed_query(bridged_query(item["q"], bridge))
     wide = indexes.vector.search(query_vector, depth * LANGUAGE_WIDEN, allowed)
-    corrected = indexes.vector.neutralise(wide, query_vector)[:depth]
+    corrected = indexes.vector.neutralise(wide, query_vector, weight=question_weight(item["q"]))[:depth]
     tokens = topic_tokens(tokenize(item["q"])) if tokenize else []
     bridge_tokens = tokenize(" ".join(bridge)) if tokenize and bridge else []
     lexical = indexes.lexical.search_tokens(tokens, filters, depth, extra=bridge_tokens, extra_weight=EXPANSION_WEIGHT)

@@ -1,0 +1,176 @@
+"""Cross-language recall (issue 29): a Korean question must find the English session that answers it, and the
+reverse. Today's ranking ("before": the language-axis correction at one weight, 0.5, whatever the question's
+language) and the new one ("after": ``wwt.language_axis.question_weight``, full for a Korean question, none for an
+English one) side by side, from the same indexes, in one run.
+
+Sets, over the development archive (real fixtures + benchmarks/data/recall_dev_logs, ingested once into
+benchmarks/.work/xlang and reused):
+
+* benchmarks/data/recall_xlang.json — 36 new cross-language questions (issue 29), split before any result;
+* benchmarks/data/recall_paraphrase2.json — 130 paraphrases (73 cross-language); its split was made for the
+  "nothing relevant" flag (issue 24), never for ranking;
+* benchmarks/data/recall_dev.json — the dev set's answerable kinds (vague, outcome, …), a guard;
+* benchmarks/data/recall_queries.json — the keyword set, R@1 over the real fixtures alone (benchmarks/.work/xlang-kw),
+  as benchmarks/recall.py measures it: the guard (≥ 0.98).
+
+Per question: the relevant session's rank in the lexical leg alone, the vector leg alone (after the correction:
+what fusion sees) and fused (what lands, ``Memory.search_outcome``). Held-out = the figure; tuning = in-sample.
+
+    WWT_MODEL_DIR=<model folder> python benchmarks/recall_xlang.py [--write] [--dump FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from _shared import REAL_FIXTURES, load_average, replace_section  # noqa: E402
+from recall import DEV_LOGS, LIMIT, ingest, relevant_roots, with_split  # noqa: E402
+from recall_legs import legs  # noqa: E402
+
+import wwt.language_axis as language_axis  # noqa: E402
+from wwt.models import Filters  # noqa: E402
+from wwt.service import Memory  # noqa: E402
+
+CROSS = ("ko2en", "en2ko")
+
+
+def load(name: str) -> list[dict]:
+    return json.loads((HERE / "data" / name).read_text(encoding="utf-8"))["queries"]
+
+
+def archive(home: Path, sources: list[Path]) -> Memory:
+    """The archive ingested into ``home`` once, then reused (delete the folder after a parser/index change)."""
+    if (home / "home").exists():
+        import os
+
+        os.environ["WWT_HOME"] = str(home / "home")
+        return Memory(home / "home")
+    return ingest(home, sources)
+
+
+@contextmanager
+def before() -> object:
+    """Today's rule: one weight (WEIGHT) for every question."""
+    saved = language_axis.KOREAN_QUESTION_WEIGHT, language_axis.ENGLISH_QUESTION_WEIGHT
+    language_axis.KOREAN_QUESTION_WEIGHT = language_axis.ENGLISH_QUESTION_WEIGHT = language_axis.WEIGHT
+    try:
+        yield
+    finally:
+        language_axis.KOREAN_QUESTION_WEIGHT, language_axis.ENGLISH_QUESTION_WEIGHT = saved
+
+
+def measure(memory: Memory, questions: list[dict]) -> list[dict]:
+    rows = []
+    for item in questions:
+        row = legs(memory, item)
+        started = time.perf_counter()
+        outcome = memory.search_outcome(item["q"], Filters(platform=item.get("source")), LIMIT)
+        row["seconds"] = time.perf_counter() - started
+        row["weak"] = outcome.weak
+        rows.append(row)
+    return rows
+
+
+def keyword_r1(memory: Memory, questions: list[dict]) -> float:
+    store, good = memory._open_store(), 0
+    for item in questions:
+        hits = memory.search_outcome(item["q"], Filters(platform=item.get("source")), LIMIT).hits
+        good += bool(hits) and hits[0].session_id in relevant_roots(store, item["relevant"])
+    return good / len(questions)
+
+
+def r_at(rows: list[dict], key: str, k: int) -> str:
+    return f"{sum(1 for r in rows if r[key] and r[key] <= k) / len(rows):.2f}" if rows else "–"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="write section recall-xlang of RESULTS.md")
+    ap.add_argument("--dump", type=Path, help="write every row (before and after) as JSON here")
+    args = ap.parse_args()
+    work = HERE / ".work"
+    sets = {
+        "recall_xlang": load("recall_xlang.json"),
+        "recall_paraphrase2": load("recall_paraphrase2.json"),
+        "recall_dev": [q for q in with_split(load("recall_dev.json")) if q["kind"] != "negative"],
+    }
+    keyword = load("recall_queries.json")
+    memory = archive(work / "xlang", [REAL_FIXTURES, DEV_LOGS])
+    memory.search_outcome("warm up", Filters(), LIMIT)
+    results: dict[str, dict[str, list[dict]]] = {}
+    for label in ("before", "after"):
+        if label == "before":
+            with before():
+                results[label] = {name: measure(memory, qs) for name, qs in sets.items()}
+        else:
+            results[label] = {name: measure(memory, qs) for name, qs in sets.items()}
+    chunks = memory.status().get("chunks", 0)
+    memory.close()
+    fixtures = archive(work / "xlang-kw", [REAL_FIXTURES])
+    with before():
+        kw_before = keyword_r1(fixtures, keyword)
+    kw_after = keyword_r1(fixtures, keyword)
+    fixtures.close()
+    if args.dump:
+        args.dump.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
+
+    def parts(name: str) -> list[tuple[str, list]]:
+        out = []
+        for split, tag in (("held", "held-out"), ("tune", "tuning, in-sample")):
+            def pick(rows: list[dict], kinds: tuple | None, split: str = split) -> list[dict]:
+                return [r for r in rows if r["split"] == split and (kinds is None or r["kind"] in kinds)]
+            if name == "recall_dev":
+                for kind in ("paraphrase", "vague", "outcome", "ko2en", "en2ko"):
+                    out.append((f"{name} {kind}, {tag}", lambda rows, k=kind, f=pick: f(rows, (k,))))
+                continue
+            out.append((f"{name} cross-language, {tag}", lambda rows, f=pick: f(rows, CROSS)))
+            if name == "recall_paraphrase2":
+                out.append((f"{name} same language, {tag}", lambda rows, f=pick: f(rows, ("paraphrase",))))
+                out.append((f"{name} all, {tag}", lambda rows, f=pick: f(rows, None)))
+        return out
+
+    lines = [
+        f"`python benchmarks/recall_xlang.py --write` — multilingual-e5-small int8, development archive ({chunks} "
+        f"chunks: real fixtures + recall_dev_logs), load {load_average()}. before = language-axis correction at 0.5 "
+        "for every question; after = by the question's language (Korean 1.0, English 0). Session ranks, limit 10. "
+        "recall_paraphrase2's split was made for the \"nothing relevant\" flag, not for ranking; the new rule's "
+        "weights were chosen on the tuning halves only.",
+        "",
+        "| set, part | n | lexical R@3 | vector R@3 before → after | fused R@1 before → after | "
+        "fused R@3 before → after | flagged before → after |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in sets:
+        for label, pick in parts(name):
+            b, a = pick(results["before"][name]), pick(results["after"][name])
+            if not a:
+                continue
+            lines.append(
+                f"| {label} | {len(a)} | {r_at(a, 'lexical', 3)} | {r_at(b, 'corrected', 3)} → {r_at(a, 'corrected', 3)} | "
+                f"{r_at(b, 'now', 1)} → {r_at(a, 'now', 1)} | **{r_at(b, 'now', 3)} → {r_at(a, 'now', 3)}** | "
+                f"{sum(r['weak'] for r in b)} → {sum(r['weak'] for r in a)} |"
+            )
+    every = {label: [r for rows in results[label].values() for r in rows] for label in results}
+    ms = {label: sorted(r["seconds"] for r in rows)[len(rows) // 2] * 1000 for label, rows in every.items()}
+    lines += [
+        "",
+        f"Keyword set R@1 (real fixtures alone, as benchmarks/recall.py): {kw_before:.2f} → {kw_after:.2f}. "
+        f"Warm search, median per question on this archive: {ms['before']:.0f} ms → {ms['after']:.0f} ms.",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.write:
+        replace_section("recall-xlang", "## Cross-language recall (issue 29)\n\n" + text)
+
+
+if __name__ == "__main__":
+    main()
