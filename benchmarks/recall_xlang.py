@@ -92,6 +92,13 @@ def keyword_r1(memory: Memory, questions: list[dict]) -> tuple[float, float]:
     return good / len(questions), reciprocal / len(questions)
 
 
+def where_lost(row: dict, k: int = 3) -> str:
+    """kept (vector leg and fused both within k), fusion (the vector leg had it, fusion lost it), lexical (the
+    vector leg missed it, the fused ranking has it) or vector (lost in both)."""
+    vector, fused = (row["corrected"] or k + 1) <= k, (row["now"] or k + 1) <= k
+    return "kept" if vector and fused else "fusion" if vector else "lexical" if fused else "vector"
+
+
 def r_at(rows: list[dict], key: str, k: int) -> str:
     return f"{sum(1 for r in rows if r[key] and r[key] <= k) / len(rows):.2f}" if rows else "–"
 
@@ -109,7 +116,8 @@ def main() -> None:
     }
     keyword = load("recall_queries.json")
     memory = archive(work / "xlang", [REAL_FIXTURES, DEV_LOGS])
-    memory.search_outcome("warm up", Filters(), LIMIT)
+    for warm in ("warm up the engine", "검색 준비", "warm up the engine", "검색 준비"):  # Kiwi, model, indexes loaded
+        memory.search_outcome(warm, Filters(), LIMIT)
     results: dict[str, dict[str, list[dict]]] = {}
     for label in ("before", "after"):
         if label == "before":
@@ -163,6 +171,15 @@ def main() -> None:
                 f"{r_at(b, 'now', 1)} → {r_at(a, 'now', 1)} | **{r_at(b, 'now', 3)} → {r_at(a, 'now', 3)}** | "
                 f"{sum(r['weak'] for r in b)} → {sum(r['weak'] for r in a)} |"
             )
+    lines += ["", "Where a cross-language question's session is lost (after, top 3): kept by both the vector leg and "
+              "fusion / lost by fusion only / saved by the lexical leg / lost in the vector leg and not saved."]
+    for name in ("recall_xlang", "recall_paraphrase2"):
+        for split, tag in (("held", "held-out"), ("tune", "tuning")):
+            rows = [r for r in results["after"][name] if r["split"] == split and r["kind"] in CROSS]
+            kept = sum(1 for r in rows if where_lost(r) == "kept")
+            fusion = sum(1 for r in rows if where_lost(r) == "fusion")
+            saved = sum(1 for r in rows if where_lost(r) == "lexical")
+            lines.append(f"- {name} {tag}: {kept} / {fusion} / {saved} / {len(rows) - kept - fusion - saved}")
     every = {label: [r for rows in results[label].values() for r in rows] for label in results}
     ms = {label: sorted(r["seconds"] for r in rows)[len(rows) // 2] * 1000 for label, rows in every.items()}
     lines += [
