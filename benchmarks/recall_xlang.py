@@ -42,6 +42,19 @@ from wwt.models import Filters  # noqa: E402
 from wwt.service import Memory  # noqa: E402
 
 CROSS = ("ko2en", "en2ko")
+TRIED = """Tried on the tuning halves (2026-12-05) and dropped — fused R@3, cross-language recall_paraphrase2 / recall_xlang,
+same language, against the kept rule's 0.54 / 0.61, 0.83:
+- one weight for every question, 0.7 / 0.8 / 1.0: 0.46 / 0.50, 0.90; 0.51 / 0.44, 0.90; 0.51 / 0.44, 0.83 (an
+  English question's Korean answer lost with the weight: e5's vectors are uncentred, an English question leans
+  Korean too); the kept rule at Korean 0.7: 0.46 / 0.56, 0.90 (held-out 0.42 / 0.56), at 1.3: 0.57 / 0.72, 0.83
+  but dev paraphrases 1.00 → 0.83;
+- leaning on the vector leg in fusion (w_lex floor 0.2 or 0.1 with base 0, or capped at 0.2–0.5 for a Korean
+  question only): ±0.03, same language −0.03, keyword set unchanged at best;
+- an English question's vector and passages centred on their language's mean (0.3 / 0.5 of it) instead of no
+  correction: 0.57 / 0.67, 0.80 and 0.57 / 0.61, 0.87 — small, and the index would have to store both means;
+- pseudo-relevance feedback in the vector leg (question + 0.3–0.6 × the mean of its 1 or 3 best corrected
+  passages): vector leg alone no better for cross-language, worse for same-language and vague questions.
+Session-level vectors and finer chunks were not tried: this archive has 59 chunks for 52 sessions."""
 
 
 def load(name: str) -> list[dict]:
@@ -212,6 +225,7 @@ def main() -> None:
         f"Warm search (query vector remembered), median per question on this archive, rules interleaved, 3 rounds: "
         f"{timings['before']:.1f} ms → {timings['after']:.1f} ms.",
     ]
+    lines += ["", TRIED]
     text = "\n".join(lines)
     print(text)
     if args.write:
