@@ -111,3 +111,30 @@ def test_an_index_saved_before_languages_were_recorded_is_labelled_once_from_sql
     holder._label_languages(Store())
     assert not old.unlabelled and old._korean == {1}
     assert old.language_axis is None  # two chunks: too few to fit an axis from (MIN_PER_LANGUAGE)
+
+
+def test_the_correction_is_weighed_by_the_question_s_language() -> None:
+    """Issue 29: e5 pulls a Korean question towards Korean passages far harder than an English one towards English
+    passages, so a Korean question gets the full correction and an English one none (benchmarks/recall_xlang.py)."""
+    from wwt.language_axis import ENGLISH_QUESTION_WEIGHT, KOREAN_QUESTION_WEIGHT, question_weight
+
+    assert question_weight("창 여러 개 켜면 튕기던 거 어떻게 고쳤지?") == KOREAN_QUESTION_WEIGHT == 1.0
+    assert question_weight("the app spins forever after a long idle") == ENGLISH_QUESTION_WEIGHT == 0.0
+    assert question_weight("go.mod에서 go 버전이랑 toolchain 버전이 다르게 잡혀 있던 거") == KOREAN_QUESTION_WEIGHT
+    axis = LanguageAxis(np.eye(DIM, dtype=np.float32)[0], fitted_at=100)
+    leaning = np.eye(DIM, dtype=np.float32)[0] * 0.6 + np.eye(DIM, dtype=np.float32)[1] * 0.8
+    hits = [(1, 0.90), (3, 0.80)]  # 1 is Korean; an English question's vector leans Korean too (e5 is uncentred)
+    english = neutralise(hits, leaning, {1}, axis, weight=question_weight("why did the builds crawl"))
+    assert english == hits  # an English question: its Korean answer no longer pushed down
+    korean = neutralise(hits, leaning, {1}, axis, weight=question_weight("빌드가 왜 느렸지"))
+    assert [i for i, _ in korean] == [3, 1]  # a Korean question: its Korean passages lose 0.6
+
+
+def test_the_index_passes_the_question_s_weight_on(tmp_path: Path) -> None:
+    index = VectorIndex(tmp_path / "vec", dim=DIM)
+    index.add(list(range(1, 61)), np.vstack([language_vectors(30, 1.0, 5), language_vectors(30, -1.0, 6)]),
+              korean=[True] * 30 + [False] * 30)
+    index.save()
+    query = np.eye(DIM, dtype=np.float32)[0]
+    assert dict(index.neutralise([(1, 0.9), (40, 0.9)], query, weight=0.0)) == {1: 0.9, 40: 0.9}
+    assert dict(index.neutralise([(1, 0.9)], query, weight=1.0))[1] < dict(index.neutralise([(1, 0.9)], query))[1]

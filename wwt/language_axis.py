@@ -23,6 +23,12 @@ from dataclasses import dataclass
 import numpy as np
 
 WEIGHT = 0.5  # benchmarks/RESULTS.md, recall-by-kind: 0.5 helped ko2en on both archives; 0.7+ cost vague questions
+# Issue 29 (benchmarks/recall_xlang.py, RESULTS.md recall-xlang): the weight by the question's own language. e5's
+# pull towards the question's language is lopsided: a Korean question prefers Korean passages far more than an
+# English question prefers English ones, so a Korean question needs the full correction and an English one none
+# (any shift only lifted unrelated Korean passages over the English answer). Chosen on the tuning halves.
+KOREAN_QUESTION_WEIGHT = 1.0
+ENGLISH_QUESTION_WEIGHT = 0.0
 KOREAN_SHARE = 0.3  # a chunk whose letters are ≥ 30 % Hangul counts as Korean when fitting
 MIN_PER_LANGUAGE = 10
 SAMPLE = 2000
@@ -88,6 +94,12 @@ def sample_ids(ids: Iterable[int], size: int = SAMPLE) -> list[int]:
         return ordered
     step = len(ordered) / size
     return [ordered[int(i * step)] for i in range(size)]
+
+
+def question_weight(question: str) -> float:
+    """The correction's weight for this question: KOREAN_QUESTION_WEIGHT when its text counts as Korean
+    (``is_korean``), ENGLISH_QUESTION_WEIGHT otherwise."""
+    return KOREAN_QUESTION_WEIGHT if is_korean(question) else ENGLISH_QUESTION_WEIGHT
 
 
 def neutralise(

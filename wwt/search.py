@@ -667,7 +667,12 @@ def run_search(
         bilingual = getattr(vector, "language_axis", None) is not None
         wide = vector.search(query_vector, depth * LANGUAGE_WIDEN if bilingual else depth, allowed)
         vector_hits = wide[:depth]
-        ranked_vector = vector.neutralise(wide, query_vector)[:depth] if bilingual else vector_hits
+        if bilingual:  # the correction's strength by the question's language (wwt.language_axis, issue 29)
+            from wwt.language_axis import question_weight
+
+            ranked_vector = vector.neutralise(wide, query_vector, weight=question_weight(query))[:depth]
+        else:
+            ranked_vector = vector_hits
     query_tokens = topic_tokens(tokenize(query)) if tokenize is not None else []
     # each translation alone, as the "nothing relevant" checks look words up: its tokens are then Kiwi's recorded
     # ones (wwt.known_tokens) and an English question needs no Kiwi, whose load was most of a cold search

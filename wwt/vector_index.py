@@ -251,12 +251,14 @@ class VectorIndex:
         """How many of the vectors are of Korean chunks (``wwt.language_axis.is_korean``)."""
         return len(self._korean)
 
-    def neutralise(self, hits: list[tuple[int, float]], query: np.ndarray) -> list[tuple[int, float]]:
+    def neutralise(
+        self, hits: list[tuple[int, float]], query: np.ndarray, weight: float | None = None
+    ) -> list[tuple[int, float]]:
         """``hits`` re-scored without what a question and a passage share for their language alone
-        (``wwt.language_axis``); unchanged for a one-language archive."""
-        from wwt.language_axis import neutralise
+        (``wwt.language_axis``; ``weight`` defaults to its WEIGHT); unchanged for a one-language archive."""
+        from wwt.language_axis import WEIGHT, neutralise
 
-        return neutralise(hits, query, self._korean, self.language_axis)
+        return neutralise(hits, query, self._korean, self.language_axis, WEIGHT if weight is None else weight)
 
     def all_ids(self) -> set[int]:
         return set(self._alive)
