@@ -110,3 +110,20 @@ def test_the_checker_finds_a_circle_through_a_lazy_import(tmp_path: Path) -> Non
 def test_no_import_circles_inside_the_package() -> None:
     found = circles(import_graph(module_files()))
     assert found == [], "import circles: " + "; ".join(" ↔ ".join(c) for c in found)
+
+
+SHELLS = {
+    "wwt.__main__", "wwt.entry", "wwt.cli", "wwt.cli_config", "wwt.cli_integrations", "wwt.cli_team", "wwt.cli_ui",
+    "wwt.mcp_server", "wwt.hook", "wwt.worker", "wwt.doctor", "wwt.engine.server", "wwt.engine.client",
+    "wwt.engine.commands", "wwt.ui.server",
+}
+
+
+def test_only_shells_import_shells() -> None:
+    """Dependencies flow down: the service, ingest/search, indexes, store, parsers and the small shared modules
+    import no shell; shells, the engine and the setup wiring may use each other."""
+    graph = import_graph(module_files())
+    upward = {module: sorted(deps & SHELLS) for module, deps in graph.items()
+              if module not in SHELLS and not module.startswith(("wwt.engine", "wwt.setup", "wwt.ui"))
+              and deps & SHELLS}
+    assert not upward, f"modules below the shells importing a shell: {upward}"
