@@ -578,7 +578,7 @@ def test_four_agents_share_one_engine_with_their_own_folder_and_session(archive,
 
         async def body(session) -> None:
             tools = sorted(t.name for t in (await session.list_tools()).tools)
-            assert tools == ["get_session", "ingest_session", "search_all", "search_memory"]
+            assert tools == ["get_session", "handoff_session", "ingest_session", "search_all", "search_memory"]
             scoped = text_of(await session.call_tool("search_memory", {"query": "server start"}))
             everywhere = text_of(await session.call_tool("search_all", {"query": "mix phx.server"}))
             page = text_of(await session.call_tool("get_session", {"session_id": GO_SESSION[:8], "end": 2}))
