@@ -8,14 +8,11 @@ the record and Kiwi disagree.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from wwt.fileio import atomic_write
 from wwt.known_tokens import PATH
-from wwt.lexical import tokenize_many, tokenizer_signature
-
-_KIWI_SCRIPT = re.compile(r"[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\u3400-\u4dbf\u4e00-\u9fff]")
+from wwt.lexical import _HANGUL_OR_HAN, tokenize_many, tokenizer_signature
 
 
 def glossary_words() -> list[str]:
@@ -23,7 +20,7 @@ def glossary_words() -> list[str]:
     from wwt.glossary import _entries
 
     words = {word for korean, english in _entries() for word in (*korean, *english)}
-    return sorted(word for word in words if _KIWI_SCRIPT.search(word))
+    return sorted(word for word in words if _HANGUL_OR_HAN.search(word))
 
 
 def compute() -> dict[str, list[str]]:
