@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _shared import REAL_FIXTURES, load_average, replace_section  # noqa: E402
 
 SCHEMA = """

@@ -156,8 +156,9 @@ def test_two_machines_push_and_a_third_finds_both(archives, team_url, tmp_path):
     wwt(c, "team", "join", team_url, "--as", "third-c")
     labels = set()
     for query in (_phrase(a), _phrase(b)):
-        out = json.loads(wwt(c, "search", "--team", "--all", "--json", "-n", "10", query).stdout)
-        labels |= {hit.get("machine") for hit in out["results"]}
+        done = wwt(c, "search", "--team", "--all", "--json", "-n", "10", query)
+        assert "team search failed" not in done.stderr, done.stderr
+        labels |= {hit.get("machine") for hit in json.loads(done.stdout)["results"]}
     assert {"laptop-a", "desk-b"} <= labels
     text = wwt(c, "search", "--team", "--all", _phrase(b)).stdout
     assert "from desk-b" in text

@@ -218,7 +218,7 @@ def leave(delete: bool = typer.Option(False, "--delete", help="Also delete this 
         conn = _connect(conf.url)
         try:
             with conn.transaction():
-                for table in ("wwt_chunks", "wwt_messages", "wwt_sessions", "wwt_machines"):
+                for table in ("wwt_chunks", "wwt_terms", "wwt_messages", "wwt_sessions", "wwt_machines"):
                     conn.execute(f"DELETE FROM {table} WHERE machine_id = %s", (conf.machine_id,))
         finally:
             conn.close()

@@ -14,6 +14,8 @@ from wwt.search import SearchOutcome, SessionHit
 
 K1 = 1.2  # tantivy's BM25 constants
 B = 0.75
+CANDIDATE_BUDGET = 5000  # chunks scored by the lexical leg at most (benchmarks/RESULTS.md, team-scale)
+EF_SEARCH = 100  # HNSW candidates per vector search at least (team-scale: recall@20 against exact)
 
 
 @dataclass
@@ -79,7 +81,7 @@ class TeamBackend:
         self.conn = conn
         self.filters = filters
         self.exclude_machine = exclude_machine  # this machine's own rows: the local search has them already
-        self._counts: dict[str, int] = {}
+        self._totals: tuple[int, int, float] | None = None
         self.labels: dict[str, tuple[str, str]] = {}  # session id → (machine id, label)
         # wwt.search.SearchBackend: this object answers the chunk look-ups and the lexical leg itself
         self.store = self
@@ -105,23 +107,25 @@ class TeamBackend:
         return chunks
 
     # ---- lexical leg
-    def count(self) -> int:
-        return self._count("all", "SELECT count(*) FROM wwt_chunks")
+    def _stats(self) -> tuple[int, int, float]:
+        """(chunks, chunks with a vector, mean tokens per chunk) of the team archive, from the machines' exact
+        counters (``wwt_machines``): a count over a million rows would cost more than the search."""
+        if self._totals is None:
+            n, v, tokens = self.conn.execute(
+                "SELECT coalesce(sum(chunk_count), 0), coalesce(sum(vector_count), 0), coalesce(sum(lex_total), 0)"
+                " FROM wwt_machines").fetchone()
+            n, v, tokens = int(n), int(v), int(tokens)  # sum(bigint) is numeric: Decimal in Python
+            self._totals = (n, v, tokens / n if n else 1.0)
+        return self._totals
 
-    def _count(self, name: str, sql: str) -> int:
-        if name not in self._counts:
-            self._counts[name] = int(self.conn.execute(sql).fetchone()[0])
-        return self._counts[name]
+    def count(self) -> int:
+        return self._stats()[0]
 
     def doc_freqs(self, terms: Iterable[str]) -> dict[str, int]:
-        from wwt.team.push import tsquery_literal
-
-        out = {}
-        for term in dict.fromkeys(terms):
-            literal = tsquery_literal([term])
-            out[term] = int(self.conn.execute(
-                "SELECT count(*) FROM wwt_chunks WHERE lex @@ %s::tsquery", (literal,)).fetchone()[0]) if literal else 0
-        return out
+        wanted = list(dict.fromkeys(terms))
+        found = dict(self.conn.execute(
+            "SELECT term, sum(df) FROM wwt_terms WHERE term = ANY(%s) GROUP BY term", (wanted,)).fetchall())
+        return {term: int(found.get(term) or 0) for term in wanted}
 
     def search(self, query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         from wwt.lexical import tokenize
@@ -130,36 +134,40 @@ class TeamBackend:
 
     def search_tokens(self, tokens: list[str], filters: Filters | None = None, limit: int = 30,
                       extra: Sequence[str] = (), extra_weight: float = 0.5) -> list[tuple[int, float]]:
+        """BM25 over the chunks that hold the question's rarer words (``candidate_terms``), every question word
+        scored; a chunk's term frequencies read from its tsvector, cut to the question's words in C
+        (``setweight`` + ``ts_filter``) so a long chunk costs no more than a short one."""
         from wwt.fusion import bm25_idf
-        from wwt.lexical_index import query_terms
         from wwt.team.push import tsquery_literal
 
-        weights: dict[str, float] = {t: float(n) for t, n in query_terms(tokens)}
-        for t, n in query_terms(t for t in extra if t not in weights):
-            weights[t] = extra_weight * n
+        weights = question_weights(tokens, extra, extra_weight)
         if limit <= 0 or not weights:
             return []
-        total = self.count()
+        total, _, avgdl = self._stats()
         freqs = self.doc_freqs(weights)
         terms = [t for t in weights if freqs.get(t)]
-        if not terms:
+        if not terms or not total:
             return []
         idf = [weights[t] * bm25_idf(freqs[t], total) for t in terms]
-        avgdl = float(self.conn.execute("SELECT coalesce(avg(lex_len), 1) FROM wwt_chunks").fetchone()[0] or 1)
+        generating, every = candidate_terms({t: freqs[t] for t in terms}, CANDIDATE_BUDGET)
+        match = tsquery_literal(generating)
+        if every:
+            match = " & ".join(f"({tsquery_literal([t])})" for t in generating)
         where, args = _where(filters or self.filters, exclude_machine=self.exclude_machine)
         rows = self.conn.execute(
-            "WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[]))"
-            " SELECT c.id, sum(q.w * (array_length(u.positions, 1) * (%s + 1.0))"
-            "   / (array_length(u.positions, 1) + %s * (1 - %s + %s * c.lex_len / %s))) AS score"
-            f" FROM wwt_chunks c, unnest(c.lex) AS u JOIN q ON q.term = u.lexeme"
-            f" WHERE c.lex @@ %s::tsquery AND {where}"
-            " GROUP BY c.id ORDER BY score DESC, c.id LIMIT %s",
-            (terms, idf, K1, K1, B, B, avgdl, tsquery_literal(terms), *args, limit)).fetchall()
+            "WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),"
+            f" cand AS (SELECT c.id, c.lex, c.lex_len FROM wwt_chunks c WHERE c.lex @@ %s::tsquery AND {where}"
+            "  LIMIT %s)"
+            " SELECT cand.id, sum(q.w * (array_length(u.positions, 1) * (%s + 1.0))"
+            "   / (array_length(u.positions, 1) + %s * (1 - %s + %s * cand.lex_len / %s))) AS score"
+            " FROM cand, unnest(ts_filter(setweight(cand.lex, 'A', %s::text[]), '{a}')) AS u"
+            " JOIN q ON q.term = u.lexeme GROUP BY cand.id ORDER BY score DESC, cand.id LIMIT %s",
+            (terms, idf, match, *args, CANDIDATE_BUDGET, K1, K1, B, B, avgdl, terms, limit)).fetchall()
         return [(int(i), float(s)) for i, s in rows]
 
     # ---- vector leg
     def vector_count(self) -> int:
-        return self._count("vec", "SELECT count(*) FROM wwt_chunks WHERE embedding IS NOT NULL")
+        return self._stats()[1]
 
     def vector_search(self, vector: Any, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         if k <= 0:
@@ -167,7 +175,7 @@ class TeamBackend:
         literal = "[" + ",".join(map(repr, [float(x) for x in vector])) + "]"
         where, args = _where(self.filters, exclude_machine=self.exclude_machine)
         with self.conn.transaction():
-            self.conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, int(k)))}")
+            self.conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, min(1000, int(k)))}")
             self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             rows = self.conn.execute(
                 "SELECT id, 1 - (embedding <=> %s::vector) FROM wwt_chunks c"
@@ -176,6 +184,35 @@ class TeamBackend:
         hits = [(int(i), float(s)) for i, s in rows if allowed is None or i in allowed]
         hits.sort(key=lambda item: (-item[1], item[0]))
         return hits
+
+
+def question_weights(tokens: Sequence[str], extra: Sequence[str] = (), extra_weight: float = 0.5) -> dict[str, float]:
+    """Each question term's weight as the local lexical leg gives it (its count; expansion terms at
+    ``extra_weight``)."""
+    from wwt.lexical_index import query_terms
+
+    weights: dict[str, float] = {t: float(n) for t, n in query_terms(tokens)}
+    for t, n in query_terms(t for t in extra if t not in weights):
+        weights[t] = extra_weight * n
+    return weights
+
+
+def candidate_terms(freqs: dict[str, int], budget: int) -> tuple[list[str], bool]:
+    """Which question terms find the chunks to score: the rarest first, while their document frequencies add
+    up to at most ``budget`` (a term that rare carries most of BM25's weight; every term still scores each
+    candidate). When even the rarest is more common than that, the chunks holding every term (``True``: match
+    all of them) — BM25 over common words only is a weak signal, and the vector leg carries such a question."""
+    ordered = sorted(freqs, key=lambda t: (freqs[t], t))
+    chosen: list[str] = []
+    spent = 0
+    for term in ordered:
+        if spent + freqs[term] > budget:
+            break
+        chosen.append(term)
+        spent += freqs[term]
+    if chosen:
+        return chosen, False
+    return ordered, True
 
 
 class _VectorLeg:

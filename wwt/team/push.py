@@ -10,8 +10,12 @@ push starts from what the server committed, so a push is resumable and idempoten
 from __future__ import annotations
 
 import sqlite3
+import struct
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,9 +23,11 @@ from typing import Any
 import numpy as np
 
 BATCH = 500
+CONNECTIONS = 2  # chunk batches sent at once (benchmarks/RESULTS.md, team-push: 1 → 2 connections ≈ 1.9×)
 MAX_POSITIONS = 255  # a tsvector lexeme keeps at most 256 positions
 MAX_POSITION = 16383
 MAX_LEXEME_BYTES = 2046
+MAX_LEXEMES_BYTES = 1_000_000  # a tsvector's lexemes fit in 1 MB
 
 
 @dataclass
@@ -47,32 +53,65 @@ def _lexeme(token: str) -> str | None:
     return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def tsvector_literal(tokens: Sequence[str]) -> str:
-    """wwt's own lexical tokens as a tsvector literal — each token one lexeme, its positions kept (so term
-    frequency = number of positions); PostgreSQL's parser never sees the text."""
-    positions: dict[str, list[int]] = {}
-    for i, token in enumerate(tokens, start=1):
-        spots = positions.setdefault(token, [])
-        if len(spots) < MAX_POSITIONS:
-            spots.append(min(i, MAX_POSITION))
-    parts = []
-    for token, spots in positions.items():
-        lexeme = _lexeme(token)
-        if lexeme is not None:
-            parts.append(lexeme + ":" + ",".join(str(p) for p in sorted(set(spots))))
-    return " ".join(parts)
-
-
 def tsquery_literal(tokens: Iterable[str]) -> str:
     """Any of ``tokens`` as a tsquery literal."""
     return " | ".join(lex for lex in (_lexeme(t) for t in dict.fromkeys(tokens)) if lex)
 
 
-def vector_literal(blob: bytes | None) -> str | None:
-    if blob is None:
-        return None
-    vec = np.frombuffer(blob, dtype=np.float32)
-    return "[" + ",".join(map(repr, vec.tolist())) + "]"
+def lexeme_positions(tokens: Sequence[str]) -> dict[str, list[int]]:
+    """wwt's own lexical tokens as tsvector lexemes, each with its positions (so term frequency = number of
+    positions; PostgreSQL's parser never sees the text), within tsvector's limits: a lexeme of ≤ 2,046 bytes
+    without NUL, ≤ 255 positions each, positions ≤ 16,383, ≤ 1 MB of lexemes in all (the rest is left out)."""
+    positions: dict[str, list[int]] = {}
+    size = 0
+    for i, token in enumerate(tokens, start=1):
+        spots = positions.get(token)
+        if spots is None:
+            token_bytes = len(token.encode("utf-8"))
+            if not token or "\x00" in token or token_bytes > MAX_LEXEME_BYTES or size + token_bytes > MAX_LEXEMES_BYTES:
+                continue
+            size += token_bytes
+            spots = positions[token] = []
+        position = min(i, MAX_POSITION)
+        if len(spots) < MAX_POSITIONS and (not spots or spots[-1] != position):
+            spots.append(position)
+    return positions
+
+
+class Tsvector(dict):
+    """Lexeme → positions, sent to PostgreSQL in tsvector's binary form (``tsvector_binary``)."""
+
+
+def tsvector_binary(lexemes: dict[str, list[int]]) -> bytes:
+    """tsvector's binary send format (PostgreSQL's tsvectorrecv): a count, then per lexeme in byte order its
+    UTF-8 bytes, NUL, the number of positions and each position (weight bits 0)."""
+    items = sorted((lexeme.encode("utf-8"), spots) for lexeme, spots in lexemes.items())
+    parts = [struct.pack("!i", len(items))]
+    for raw, spots in items:
+        parts.append(raw + b"\x00" + struct.pack(f"!{len(spots) + 1}H", len(spots), *spots))
+    return b"".join(parts)
+
+
+def register_types(pg: Any) -> None:
+    """Binary COPY of vectors (pgvector's adapter) and of tsvectors (``Tsvector``) on this connection."""
+    from pgvector.psycopg import register_vector
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class TsvectorDumper(Dumper):
+        format = Format.BINARY
+        oid = pg.adapters.types["tsvector"].oid
+
+        def dump(self, obj: Any) -> bytes:
+            return tsvector_binary(obj)
+
+    register_vector(pg)
+    pg.adapters.register_dumper(Tsvector, TsvectorDumper)
+
+
+def _clean(text: str | None) -> str | None:
+    """PostgreSQL text holds no NUL."""
+    return None if text is None else text.replace("\x00", "\ufffd")
 
 
 def _local(store_path: Path) -> sqlite3.Connection:
@@ -95,15 +134,15 @@ def local_sessions(conn: sqlite3.Connection, projects: Sequence[str]) -> list[tu
 
 
 def push(config: Any, store_path: Path, progress: Callable[[str], None] | None = None,
-         batch: int = BATCH, pg: Any = None) -> PushReport:
-    """Push the shared projects of the archive at ``store_path`` for ``config`` (a ``TeamConfig``). ``pg``: an open
-    psycopg connection (tests, benchmarks), else one is made from ``config.url``."""
-    from wwt.lexical import tokenize_many
+         batch: int = BATCH, connections: int = CONNECTIONS) -> PushReport:
+    """Push the shared projects of the archive at ``store_path`` for ``config`` (a ``TeamConfig``). Chunks go
+    over ``connections`` connections at once: the server's HNSW insert is the push's cost, and one connection
+    keeps one server core busy."""
     from wwt.team.schema import connect
 
     started = time.monotonic()
     report = PushReport()
-    conn = pg or connect(config.url)
+    conn = connect(config.url)
     local = _local(store_path)
     try:
         machine = config.machine_id
@@ -113,13 +152,14 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         conn.commit()
         sessions = local_sessions(local, shared)
         session_ids = [row[0] for row in sessions]
+        _ensure_stats(conn, machine)
         # sessions: small rows, upserted whole every push
         with conn.transaction():
             remote_sessions = {r[0] for r in conn.execute(
                 "SELECT session_id FROM wwt_sessions WHERE machine_id = %s", (machine,))}
             gone = sorted(remote_sessions - set(session_ids))
             if gone:
-                conn.execute("DELETE FROM wwt_chunks WHERE machine_id = %s AND session_id = ANY(%s)", (machine, gone))
+                delete_chunks(conn, machine, "session_id = ANY(%s)", [gone])
                 conn.execute("DELETE FROM wwt_messages WHERE machine_id = %s AND session_id = ANY(%s)", (machine, gone))
                 conn.execute("DELETE FROM wwt_sessions WHERE machine_id = %s AND session_id = ANY(%s)", (machine, gone))
                 report.deleted_sessions = len(gone)
@@ -142,30 +182,13 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         stale = sorted(set(remote) - local_keys)
         if stale:
             with conn.transaction():
-                conn.execute("DELETE FROM wwt_chunks WHERE machine_id = %s AND chunk_key = ANY(%s)", (machine, stale))
+                delete_chunks(conn, machine, "chunk_key = ANY(%s)", [stale])
             report.deleted_chunks = len(stale)
         todo = [row for row in rows if row[0] not in remote or (row[13] and not remote[row[0]])]
         report.pending_vectors = sum(1 for row in rows if not row[13])
-        columns = ["chunk_key", "session_id", "source_session_id", "project", "platform", "git_branch", "cwd",
-                   "first_seq", "last_seq", "start_ts", "end_ts", "text", "embedding", "lex", "lex_len"]
-        for start in range(0, len(todo), batch):
-            part = todo[start:start + batch]
-            keys = [row[0] for row in part]
-            vectors = dict(local.execute(
-                "SELECT c.chunk_key, e.vector FROM chunks c JOIN embeddings e ON e.text_hash = c.embed_hash"
-                f" WHERE c.chunk_key IN ({_marks(keys)})", keys).fetchall())
-            token_lists = tokenize_many([row[12] or "" for row in part])
-            values = [
-                (machine, *row[:12], vector_literal(vectors.get(row[0])), tsvector_literal(tokens), len(tokens))
-                for row, tokens in zip(part, token_lists, strict=True)
-            ]
-            with conn.transaction():
-                _upsert(conn, "wwt_chunks", columns, values, ["machine_id", "chunk_key"],
-                        casts={"embedding": "vector", "lex": "tsvector", "first_seq": "integer",
-                               "last_seq": "integer", "lex_len": "integer"})
-                conn.execute("UPDATE wwt_machines SET pushed_chunks = pushed_chunks + %s, last_push = now()"
-                             " WHERE machine_id = %s", (len(part), machine))
-            report.chunks += len(part)
+        batches = (_prepare(local, todo[start:start + batch], machine, remote) for start in range(0, len(todo), batch))
+        for sent in _send_parallel(config.url, machine, batches, max(1, connections)):
+            report.chunks += sent
             report.batches += 1
             if progress:
                 progress(f"{report.chunks}/{len(todo)} chunks")
@@ -199,21 +222,156 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
             conn.execute("UPDATE wwt_machines SET last_push = now() WHERE machine_id = %s", (machine,))
     finally:
         local.close()
-        if pg is None:
-            conn.close()  # the advisory lock goes with the session
-        else:
-            _unlock(conn, config.machine_id)
+        conn.close()  # the advisory lock goes with the session
     report.seconds = time.monotonic() - started
     return report
 
 
-def _unlock(conn: Any, machine: str) -> None:
+@dataclass
+class _Batch:
+    """One batch of chunk rows, ready to send: the rows (binary COPY values) and what they add to the machine's
+    statistics (only rows new to the server count; a row sent again for its vector adds its vector)."""
+
+    rows: list[tuple]
+    new_chunks: int
+    new_vectors: int
+    new_tokens: int
+    terms: Counter
+
+
+def _prepare(local: sqlite3.Connection, part: list[tuple], machine: str, remote: dict[str, bool]) -> _Batch:
+    from wwt.lexical import tokenize_many
+
+    keys = [row[0] for row in part]
+    vectors = dict(local.execute(
+        "SELECT c.chunk_key, e.vector FROM chunks c JOIN embeddings e ON e.text_hash = c.embed_hash"
+        f" WHERE c.chunk_key IN ({_marks(keys)})", keys).fetchall())
+    token_lists = tokenize_many([row[12] or "" for row in part])
+    out = _Batch([], 0, 0, 0, Counter())
+    for row, tokens in zip(part, token_lists, strict=True):
+        blob = vectors.get(row[0])
+        vector = None if blob is None else np.frombuffer(blob, dtype=np.float32)
+        lexemes = lexeme_positions(tokens)
+        out.rows.append((machine, *row[:7], int(row[7]), int(row[8]), row[9], row[10], _clean(row[11]), vector,
+                         Tsvector(lexemes), len(tokens)))
+        if row[0] in remote:
+            out.new_vectors += vector is not None
+        else:
+            out.new_chunks += 1
+            out.new_vectors += vector is not None
+            out.new_tokens += len(tokens)
+            out.terms.update(lexemes.keys())
+    return out
+
+
+def _send_parallel(url: str, machine: str, batches: Iterable[_Batch], connections: int) -> Iterator[int]:
+    """Send ``batches`` over up to ``connections`` connections, each batch one transaction; yields each batch's
+    size as it commits, in order. The next batch is prepared (tokenized) while the others are sent. The first
+    error stops the rest (what committed stays: the next push resumes from it)."""
+    from wwt.team.schema import connect
+
+    local = threading.local()
+    opened: list[Any] = []
+    guard = threading.Lock()
+
+    def send(item: _Batch) -> int:
+        pg = getattr(local, "pg", None)
+        if pg is None:
+            pg = connect(url)
+            with guard:
+                opened.append(pg)
+            register_types(pg)
+            local.pg = pg
+        _send(pg, machine, item)
+        return len(item.rows)
+
+    inflight: deque[Future[int]] = deque()
+    pool = ThreadPoolExecutor(max_workers=connections, thread_name_prefix="wwt-push")
     try:
-        conn.rollback()
-        conn.execute("SELECT pg_advisory_unlock(hashtext('wwt_push:' || %s))", (machine,))
+        for item in batches:
+            inflight.append(pool.submit(send, item))
+            if len(inflight) >= connections:
+                yield inflight.popleft().result()
+        while inflight:
+            yield inflight.popleft().result()
+    finally:
+        for future in inflight:
+            future.cancel()
+        pool.shutdown(wait=True)
+        for pg in opened:
+            pg.close()
+
+
+_CHUNK_COLUMNS = [
+    ("machine_id", "text"), ("chunk_key", "text"), ("session_id", "text"), ("source_session_id", "text"),
+    ("project", "text"), ("platform", "text"), ("git_branch", "text"), ("cwd", "text"), ("first_seq", "int4"),
+    ("last_seq", "int4"), ("start_ts", "text"), ("end_ts", "text"), ("text", "text"), ("embedding", "vector"),
+    ("lex", "tsvector"), ("lex_len", "int4")]
+
+
+def _send(pg: Any, machine: str, item: _Batch) -> None:
+    """One batch in one transaction: rows (binary COPY into a temp table, then INSERT … ON CONFLICT: COPY FROM
+    does not run row-level security checks, INSERT does), then the terms' document frequencies (sorted: two
+    connections of one machine lock the same term rows in the same order), then the machine's counters."""
+    names = [c for c, _ in _CHUNK_COLUMNS]
+    with pg.transaction():
+        pg.execute("CREATE TEMP TABLE IF NOT EXISTS tmp_push_chunks ("
+                   + ", ".join(f"{c} {'integer' if t == 'int4' else t}" for c, t in _CHUNK_COLUMNS)
+                   + ") ON COMMIT DELETE ROWS")
+        with pg.cursor().copy(f"COPY tmp_push_chunks ({', '.join(names)}) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types([t for _, t in _CHUNK_COLUMNS])
+            for row in item.rows:
+                copy.write_row(row)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in names if c not in ("machine_id", "chunk_key"))
+        pg.execute(f"INSERT INTO wwt_chunks ({', '.join(names)}) SELECT {', '.join(names)} FROM tmp_push_chunks"
+                   f" ON CONFLICT (machine_id, chunk_key) DO UPDATE SET {updates}")
+        if item.terms:
+            terms = sorted(item.terms)
+            pg.execute(
+                "INSERT INTO wwt_terms (term, machine_id, df) SELECT t, %s, n FROM unnest(%s::text[], %s::int[])"
+                " AS x(t, n) ORDER BY t ON CONFLICT (term, machine_id) DO UPDATE SET df = wwt_terms.df + excluded.df",
+                (machine, terms, [item.terms[t] for t in terms]))
+        pg.execute(
+            "UPDATE wwt_machines SET pushed_chunks = pushed_chunks + %s, chunk_count = chunk_count + %s,"
+            " vector_count = vector_count + %s, lex_total = lex_total + %s, last_push = now() WHERE machine_id = %s",
+            (len(item.rows), item.new_chunks, item.new_vectors, item.new_tokens, machine))
+
+
+def delete_chunks(conn: Any, machine: str, where: str, args: Sequence[Any]) -> int:
+    """Delete this machine's chunks matching ``where`` and take them out of its statistics (term frequencies,
+    counts), in the caller's transaction. The number of chunks deleted."""
+    row = conn.execute(
+        f"WITH gone AS (DELETE FROM wwt_chunks WHERE machine_id = %s AND {where}"
+        "  RETURNING lex, lex_len, embedding IS NOT NULL AS has_vector),"
+        " terms AS (SELECT u.lexeme AS term, count(*) AS n FROM gone, unnest(gone.lex) AS u GROUP BY u.lexeme),"
+        " fixed AS (UPDATE wwt_terms w SET df = w.df - terms.n FROM terms"
+        "  WHERE w.machine_id = %s AND w.term = terms.term RETURNING 1)"
+        " SELECT count(*), count(*) FILTER (WHERE has_vector), coalesce(sum(lex_len), 0),"
+        " (SELECT count(*) FROM fixed) FROM gone", (machine, *args, machine)).fetchone()
+    removed, vectors, tokens = int(row[0]), int(row[1]), int(row[2])
+    if removed:
+        conn.execute("DELETE FROM wwt_terms WHERE machine_id = %s AND df <= 0", (machine,))
+        conn.execute("UPDATE wwt_machines SET chunk_count = chunk_count - %s, vector_count = vector_count - %s,"
+                     " lex_total = lex_total - %s WHERE machine_id = %s", (removed, vectors, tokens, machine))
+    return removed
+
+
+def _ensure_stats(conn: Any, machine: str) -> None:
+    """A machine that pushed before the statistics existed (schema 1), or whose counts were lost, rebuilds its
+    own from the rows the server holds — once."""
+    row = conn.execute("SELECT stats_ok FROM wwt_machines WHERE machine_id = %s", (machine,)).fetchone()
+    if row is None or row[0]:
         conn.commit()
-    except Exception:  # the connection is gone: so is its lock
-        pass
+        return
+    with conn.transaction():
+        conn.execute("DELETE FROM wwt_terms WHERE machine_id = %s", (machine,))
+        conn.execute("INSERT INTO wwt_terms (term, machine_id, df) SELECT u.lexeme, %s, count(*)"
+                     " FROM wwt_chunks c, unnest(c.lex) AS u WHERE c.machine_id = %s GROUP BY u.lexeme",
+                     (machine, machine))
+        conn.execute(
+            "UPDATE wwt_machines m SET chunk_count = s.n, vector_count = s.v, lex_total = s.t, stats_ok = true"
+            " FROM (SELECT count(*) AS n, count(embedding) AS v, coalesce(sum(lex_len), 0) AS t FROM wwt_chunks"
+            "  WHERE machine_id = %s) AS s WHERE m.machine_id = %s", (machine, machine))
 
 
 def _upsert(conn: Any, table: str, columns: list[str], rows: list[tuple], key: list[str],
@@ -241,7 +399,7 @@ def unshare_remote(conn: Any, machine_id: str, project: str) -> int:
     with conn.transaction():
         ids = [r[0] for r in conn.execute(
             "SELECT session_id FROM wwt_sessions WHERE machine_id = %s AND project = %s", (machine_id, project))]
-        conn.execute("DELETE FROM wwt_chunks WHERE machine_id = %s AND project = %s", (machine_id, project))
+        delete_chunks(conn, machine_id, "project = %s", [project])
         if ids:
             conn.execute("DELETE FROM wwt_messages WHERE machine_id = %s AND session_id = ANY(%s)", (machine_id, ids))
             conn.execute("DELETE FROM wwt_sessions WHERE machine_id = %s AND session_id = ANY(%s)", (machine_id, ids))
@@ -252,7 +410,7 @@ def forget_remote(conn: Any, machine_id: str, session_ids: Sequence[str]) -> int
     """Delete these sessions (ids of roots and subagents) of this machine from the server; sessions removed."""
     ids = list(session_ids)
     with conn.transaction():
-        conn.execute("DELETE FROM wwt_chunks WHERE machine_id = %s AND session_id = ANY(%s)", (machine_id, ids))
+        delete_chunks(conn, machine_id, "session_id = ANY(%s)", [ids])
         conn.execute("DELETE FROM wwt_messages WHERE machine_id = %s AND session_id = ANY(%s)", (machine_id, ids))
         removed = conn.execute("DELETE FROM wwt_sessions WHERE machine_id = %s AND session_id = ANY(%s)",
                                (machine_id, ids)).rowcount

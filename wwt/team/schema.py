@@ -9,7 +9,7 @@ from typing import Any
 
 from wwt.errors import WwtError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DIM = 384
 GROUP_ROLE = "wwt_team"
 CONNECT_TIMEOUT_S = 5
@@ -65,7 +65,26 @@ CREATE INDEX IF NOT EXISTS wwt_chunks_lex ON wwt_chunks USING gin (lex);
 CREATE INDEX IF NOT EXISTS wwt_chunks_project ON wwt_chunks(project);
 """
 
-_TABLES = ("wwt_machines", "wwt_sessions", "wwt_messages", "wwt_chunks")
+# v2: the lexical leg's statistics kept exact as rows arrive and leave, so a search never counts 1M rows — per
+# machine (each role writes only its own): chunk / vector counts and the token total (BM25's N and avgdl), and a
+# term's document frequency (idf). A machine whose statistics are not known yet (pushed before v2) rebuilds its
+# own on its next push (``stats_ok``).
+_V2 = """
+ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS chunk_count bigint NOT NULL DEFAULT 0;
+ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS vector_count bigint NOT NULL DEFAULT 0;
+ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS lex_total bigint NOT NULL DEFAULT 0;
+ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS stats_ok boolean NOT NULL DEFAULT false;
+CREATE TABLE IF NOT EXISTS wwt_terms (
+    term text NOT NULL,
+    machine_id text NOT NULL REFERENCES wwt_machines ON DELETE CASCADE,
+    df integer NOT NULL,
+    owner name NOT NULL DEFAULT current_user,
+    PRIMARY KEY (term, machine_id)
+);
+CREATE INDEX IF NOT EXISTS wwt_terms_machine ON wwt_terms(machine_id);
+"""
+
+_TABLES = ("wwt_machines", "wwt_sessions", "wwt_messages", "wwt_chunks", "wwt_terms")
 
 
 def _rls_sql() -> str:
@@ -128,6 +147,7 @@ def migrate(conn: Any) -> int:
             return found
         conn.execute("CREATE TABLE IF NOT EXISTS wwt_meta (key text PRIMARY KEY, value text NOT NULL)")
         conn.execute(_V1)
+        conn.execute(_V2)
         conn.execute(_rls_sql())
         conn.execute(
             "INSERT INTO wwt_meta VALUES ('schema_version', %s) "
