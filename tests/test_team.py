@@ -302,6 +302,62 @@ def test_unreachable_server_is_one_line(archives, tmp_path):
     assert json.loads((a / "team.json").read_text())["last_error"]
 
 
+def _team_lines(doctor_out: str) -> list[str]:
+    return [line for line in doctor_out.splitlines() if "team" in line.split(":")[0] or "team server" in line]
+
+
+def test_doctor_names_an_unreachable_team_server_in_one_line_without_the_password(archives, tmp_path):
+    a = _copy_home(archives["a"], tmp_path / "a")
+    from wwt.team import config
+
+    conf = config.new_config("postgresql://someone:hunter2@127.0.0.1:1/nowhere", "laptop-a")
+    conf.shared = ["x"]
+    conf.last_error = "background push: connection refused"
+    config.save(a, conf)
+    started = time.monotonic()
+    out = wwt(a, "doctor", check=False)
+    assert time.monotonic() - started < 30
+    text = out.stdout + out.stderr
+    assert "hunter2" not in text
+    assert "team server postgresql://someone:***@127.0.0.1:1/nowhere unreachable" in text
+    assert "last push failed: background push: connection refused" in text
+    (a / "team.json").chmod(0o644)
+    assert "readable by others" in wwt(a, "doctor", check=False).stdout
+
+
+def test_doctor_says_the_team_server_is_reachable_and_what_this_machine_has_there(archives, team_url, tmp_path):
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    wwt(a, "team", "push")
+    chunks = server_counts(team_url, machine_id(a))["chunks"]
+    out = wwt(a, "doctor", check=False).stdout
+    assert f"laptop-a has {chunks} chunk(s) there" in out and "reachable" in out
+    with psycopg.connect(team_url) as conn:  # someone removed this machine on the server
+        conn.execute("DELETE FROM wwt_machines WHERE machine_id = %s", (machine_id(a),))
+    assert "no longer registered" in wwt(a, "doctor", check=False).stdout
+
+
+def test_push_sends_the_tokens_ingest_kept_without_tokenizing_again(archives, team_url, tmp_path, monkeypatch):
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    from wwt.lexical import tokenize_many
+    from wwt.team import config
+    from wwt.team.push import push
+
+    def no_kiwi(texts):
+        raise AssertionError(f"tokenized {len(texts)} text(s) again")
+
+    monkeypatch.setattr("wwt.lexical.tokenize_many", no_kiwi)
+    report = push(config.load(a), a / "wwt.sqlite3")
+    assert report.chunks == shared(a)["chunks"] > 0
+    local = sqlite3.connect(a / "wwt.sqlite3")
+    text_by_key = dict(local.execute("SELECT chunk_key, lexical_text FROM chunks"))
+    with psycopg.connect(team_url) as conn:
+        rows = conn.execute("SELECT chunk_key, lex_len FROM wwt_chunks").fetchall()
+    monkeypatch.setattr("wwt.lexical.tokenize_many", tokenize_many)
+    assert {key: n for key, n in rows} == {key: len(tokenize_many([text_by_key[key]])[0]) for key, _ in rows}
+
+
 def test_masked_url():
     from wwt.team.config import masked
 

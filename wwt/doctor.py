@@ -440,6 +440,63 @@ def check_redaction() -> list[Finding]:
     return findings
 
 
+def check_team(connect_timeout: int = 3) -> list[Finding]:
+    """The team setup (``wwt team``), when this data dir joined one: its settings file, the driver, the server
+    (reachable, schema, this machine still registered), the last background push's error, what waits."""
+    from wwt.team import INSTALL_HINT
+    from wwt.team import config as team_config
+
+    home = paths.data_dir(create=False)
+    path = team_config.config_path(home)
+    if not path.exists():
+        return []
+    conf = team_config.load(home)
+    if conf is None:
+        return [Finding(FAIL, "team", f"{path} is unreadable", "`wwt team join <postgresql-url>` again")]
+    findings = []
+    if _mode(path) & 0o077:
+        findings.append(Finding(WARN, "team", f"{path} (it holds the server URL) is readable by others",
+                                f"chmod 600 {shlex.quote(str(path))}"))
+    try:
+        import psycopg
+    except ImportError:
+        return [*findings, Finding(FAIL, "team", INSTALL_HINT, "pip install 'whatwasthat[team]'")]
+    from wwt.team.schema import SCHEMA_VERSION, schema_version
+
+    server = team_config.masked(conf.url)
+    if not conf.shared:
+        findings.append(Finding(INFO, "team", f"in a team ({server}) as {conf.label}, sharing nothing",
+                                "`wwt team share PROJECT` (or join with --share-all)"))
+    if conf.last_error:
+        findings.append(Finding(WARN, "team", f"last push failed: {conf.last_error}", "`wwt team push` to retry now"))
+    try:
+        conn = psycopg.connect(conf.url, connect_timeout=connect_timeout)
+    except psycopg.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return [*findings, Finding(WARN, "team", f"team server {server} unreachable: {reason}; local search "
+                                   "works, pushes wait and resume", "check the server and the URL (`wwt team status`)")]
+    try:
+        found = schema_version(conn)
+        if found is None or found < SCHEMA_VERSION:
+            findings.append(Finding(WARN, "team", f"the team database has schema {found or 'none'}; this wwt "
+                                    f"uses {SCHEMA_VERSION}", "`wwt team join <url>` again (it migrates)"))
+            return findings
+        if found > SCHEMA_VERSION:
+            return [*findings, Finding(FAIL, "team", f"the team database has schema {found}; this wwt knows "
+                                       f"{SCHEMA_VERSION}", "upgrade wwt")]
+        row = conn.execute("SELECT label, chunk_count, last_push FROM wwt_machines WHERE machine_id = %s",
+                           (conf.machine_id,)).fetchone()
+    finally:
+        conn.close()
+    if row is None:
+        findings.append(Finding(WARN, "team", f"this machine ({conf.label}) is no longer registered on {server}",
+                                "`wwt team join <url>` again"))
+        return findings
+    findings.append(Finding(OK, "team", f"team server {server} reachable; {conf.label} has {row[1]} chunk(s) "
+                            f"there, last push {row[2].isoformat(timespec='seconds') if row[2] else 'never'}"))
+    return findings
+
+
 def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
     chosen = agents if agents is not None else [a for a in AGENTS if a.detected()]
     findings: list[Finding] = []
@@ -454,6 +511,7 @@ def run_checks(agents: list[ModuleType] | None = None) -> list[Finding]:
     findings += runtime + check_log_folders() + check_model() + check_redaction()
     if not any(f.area == "data dir" for f in runtime):  # a refused data dir is not opened
         findings += check_store() + check_indexes() + check_log()
+    findings += check_team()
     return findings
 
 

@@ -26,6 +26,7 @@ from wwt.errors import UsageError, WwtError
 from wwt.fileio import atomic_write
 from wwt.lexical import tokenize_many, tokenizer_signature
 from wwt.models import Filters
+from wwt.token_cache import TokenCache, cache_path
 
 SCHEMA_VERSION = 1
 STAMP_FILE = "wwt-lexical.json"
@@ -102,6 +103,7 @@ class LexicalIndex:
         self._schema = _build_schema()
         self._writer: tantivy.IndexWriter | None = None
         self._index = self._open_or_create(create)
+        self._tokens = TokenCache(cache_path(self.path.parent))  # Kiwi's work kept for reindex and team push
 
     # ----- lifecycle -------------------------------------------------------------------------------------
 
@@ -134,6 +136,7 @@ class LexicalIndex:
 
     def close(self) -> None:
         """Release the writer lock (uncommitted changes are dropped)."""
+        self._tokens.close()
         if self._writer is not None:
             try:
                 self._writer.rollback()
@@ -178,8 +181,15 @@ class LexicalIndex:
         return added
 
     def _add_batch(self, writer: tantivy.IndexWriter, docs: list[LexDoc]) -> int:
-        token_lists = tokenize_many([doc.text or "" for doc in docs])
-        for doc, tokens in zip(docs, token_lists, strict=True):
+        texts = [doc.text or "" for doc in docs]
+        token_lists = self._tokens.get_many(texts)
+        missing = [i for i in range(len(texts)) if i not in token_lists]
+        if missing:
+            fresh = tokenize_many([texts[i] for i in missing])
+            token_lists.update(zip(missing, fresh, strict=True))
+            self._tokens.put_many([texts[i] for i in missing], fresh)
+        for i, doc in enumerate(docs):
+            tokens = token_lists[i]
             writer.delete_documents_by_term(
                 "id", int(doc.id)
             )  # replace semantics; applies to older docs only

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from wwt.token_cache import TokenCache, cache_path
+
 BATCH = 500
 CONNECTIONS = 2  # chunk batches sent at once (benchmarks/RESULTS.md, team-push: 1 → 2 connections ≈ 1.9×)
 MAX_POSITIONS = 255  # a tsvector lexeme keeps at most 256 positions
@@ -144,6 +146,7 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
     report = PushReport()
     conn = connect(config.url)
     local = _local(store_path)
+    cache: TokenCache | None = None
     try:
         machine = config.machine_id
         shared = list(config.shared)
@@ -186,7 +189,9 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
             report.deleted_chunks = len(stale)
         todo = [row for row in rows if row[0] not in remote or (row[13] and not remote[row[0]])]
         report.pending_vectors = sum(1 for row in rows if not row[13])
-        batches = (_prepare(local, todo[start:start + batch], machine, remote) for start in range(0, len(todo), batch))
+        cache = TokenCache(cache_path(store_path.parent / "index"), readonly=True)
+        batches = (_prepare(local, todo[start:start + batch], machine, remote, cache)
+                   for start in range(0, len(todo), batch))
         for sent in _send_parallel(config.url, machine, batches, max(1, connections)):
             report.chunks += sent
             report.batches += 1
@@ -222,6 +227,8 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
             conn.execute("UPDATE wwt_machines SET last_push = now() WHERE machine_id = %s", (machine,))
     finally:
         local.close()
+        if cache is not None:
+            cache.close()
         conn.close()  # the advisory lock goes with the session
     report.seconds = time.monotonic() - started
     return report
@@ -239,16 +246,24 @@ class _Batch:
     terms: Counter
 
 
-def _prepare(local: sqlite3.Connection, part: list[tuple], machine: str, remote: dict[str, bool]) -> _Batch:
+def _prepare(local: sqlite3.Connection, part: list[tuple], machine: str, remote: dict[str, bool],
+             tokens: TokenCache) -> _Batch:
+    """A batch's rows with vectors and lexical tokens: the tokens the lexical index kept when it indexed these
+    texts (``wwt.token_cache``), Kiwi only for the rest."""
     from wwt.lexical import tokenize_many
 
     keys = [row[0] for row in part]
     vectors = dict(local.execute(
         "SELECT c.chunk_key, e.vector FROM chunks c JOIN embeddings e ON e.text_hash = c.embed_hash"
         f" WHERE c.chunk_key IN ({_marks(keys)})", keys).fetchall())
-    token_lists = tokenize_many([row[12] or "" for row in part])
+    texts = [row[12] or "" for row in part]
+    token_lists = tokens.get_many(texts)
+    missing = [i for i in range(len(texts)) if i not in token_lists]
+    if missing:
+        token_lists.update(zip(missing, tokenize_many([texts[i] for i in missing]), strict=True))
     out = _Batch([], 0, 0, 0, Counter())
-    for row, tokens in zip(part, token_lists, strict=True):
+    for i, row in enumerate(part):
+        tokens = token_lists[i]
         blob = vectors.get(row[0])
         vector = None if blob is None else np.frombuffer(blob, dtype=np.float32)
         lexemes = lexeme_positions(tokens)

