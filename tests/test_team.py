@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from _shared import REAL_FIXTURES
 
@@ -471,6 +472,55 @@ def test_team_legs_rank_like_the_local_ones(archives, team_url, tmp_path):
     finally:
         indexes.close() if hasattr(indexes, "close") else None
         store.close()
+
+
+def test_team_vector_leg_corrects_for_language_like_the_local_one(team_url, tmp_path, model_dir):
+    """A bilingual archive (Korean and English sessions): the server's vector leg has the language axis the
+    machine fitted and re-scores a Korean question's hits the way the local index does."""
+    from wwt.embedder import load_embedder
+    from wwt.indexes import Indexes
+    from wwt.language_axis import question_weight
+    from wwt.models import Filters
+    from wwt.team.backend import TeamBackend
+
+    home = tmp_path / "d"
+    wwt(home, "ingest", str(Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "recall_dev_logs"))
+    wwt(home, "team", "join", team_url, "--as", "dev", "--share-all")
+    wwt(home, "team", "push")
+    indexes = Indexes.open(home / "index")
+    keys = dict(sqlite3.connect(home / "wwt.sqlite3").execute("SELECT id, chunk_key FROM chunks"))
+    embedder = load_embedder(model_dir)
+    try:
+        local_axis = indexes.vector.language_axis
+        assert local_axis is not None
+        with psycopg.connect(team_url) as conn:
+            team = TeamBackend(conn, Filters())
+            remote_keys = dict(conn.execute("SELECT id, chunk_key FROM wwt_chunks").fetchall())
+            axis = team.vector.language_axis
+            assert axis is not None
+            cos = float(axis.direction @ local_axis.direction) / float(
+                np.linalg.norm(axis.direction) * np.linalg.norm(local_axis.direction))
+            assert cos > 0.95
+            from wwt.language_axis import is_korean
+
+            shared_korean = sum(is_korean(t) for (t,) in sqlite3.connect(home / "wwt.sqlite3").execute(
+                "SELECT c.embed_text FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
+                " WHERE r.project IS NOT NULL"))
+            assert team.vector.korean_count() == shared_korean > 0
+            for question in ("배포할 때 가격이 예전 값으로 보이던 문제 어떻게 고쳤지", "캐시 설정을 어떻게 바꿨더라"):
+                vector = embedder.embed_query(question)
+                weight = question_weight(question)
+                local = indexes.vector.neutralise(indexes.vector.search(vector, 40), vector, weight=weight)
+                remote = team.vector.neutralise(team.vector_search(vector, 40), vector, weight=weight)
+                pushed = set(remote_keys.values())  # sessions without a project stay local
+                mine = {keys[i]: score for i, score in local if keys[i] in pushed}
+                theirs = [(remote_keys[i], score) for i, score in remote[:5]]
+                assert theirs[0][0] == max(mine, key=mine.get), question
+                # the same re-scoring: within what the axis's other sample explains (the local index fitted
+                # its axis over the unshared chunks too); without the correction Korean hits differ by several hundredths
+                assert all(abs(mine[key] - score) < 0.006 for key, score in theirs), question
+    finally:
+        indexes.close() if hasattr(indexes, "close") else None
 
 
 def test_background_push_when_due(archives, team_url, tmp_path):

@@ -81,7 +81,7 @@ class TeamBackend:
         self.conn = conn
         self.filters = filters
         self.exclude_machine = exclude_machine  # this machine's own rows: the local search has them already
-        self._totals: tuple[int, int, float] | None = None
+        self._totals: tuple[int, int, float, int] | None = None
         self.labels: dict[str, tuple[str, str]] = {}  # session id → (machine id, label)
         # wwt.search.SearchBackend: this object answers the chunk look-ups and the lexical leg itself
         self.store = self
@@ -107,15 +107,14 @@ class TeamBackend:
         return chunks
 
     # ---- lexical leg
-    def _stats(self) -> tuple[int, int, float]:
-        """(chunks, chunks with a vector, mean tokens per chunk) of the team archive, from the machines' exact
-        counters (``wwt_machines``): a count over a million rows would cost more than the search."""
+    def _stats(self) -> tuple[int, int, float, int]:
+        """(chunks, chunks with a vector, mean tokens per chunk, Korean chunks) of the team archive, from the
+        machines' exact counters (``wwt_machines``): a count over a million rows would cost more than the search."""
         if self._totals is None:
-            n, v, tokens = self.conn.execute(
-                "SELECT coalesce(sum(chunk_count), 0), coalesce(sum(vector_count), 0), coalesce(sum(lex_total), 0)"
-                " FROM wwt_machines").fetchone()
-            n, v, tokens = int(n), int(v), int(tokens)  # sum(bigint) is numeric: Decimal in Python
-            self._totals = (n, v, tokens / n if n else 1.0)
+            n, v, tokens, korean = (int(x) for x in self.conn.execute(  # sum(bigint) is numeric: Decimal
+                "SELECT coalesce(sum(chunk_count), 0), coalesce(sum(vector_count), 0), coalesce(sum(lex_total), 0),"
+                " coalesce(sum(korean_count), 0) FROM wwt_machines").fetchone())
+            self._totals = (n, v, tokens / n if n else 1.0, korean)
         return self._totals
 
     def count(self) -> int:
@@ -143,7 +142,7 @@ class TeamBackend:
         weights = question_weights(tokens, extra, extra_weight)
         if limit <= 0 or not weights:
             return []
-        total, _, avgdl = self._stats()
+        total, _, avgdl, _ = self._stats()
         freqs = self.doc_freqs(weights)
         terms = [t for t in weights if freqs.get(t)]
         if not terms or not total:
@@ -216,14 +215,55 @@ def candidate_terms(freqs: dict[str, int], budget: int) -> tuple[list[str], bool
 
 
 class _VectorLeg:
+    """The vector leg as ``run_search`` sees the local ``VectorIndex``: search, count, and the language
+    correction (``language_axis``, ``neutralise``, ``korean_count``) from what the machines pushed."""
+
     def __init__(self, backend: TeamBackend) -> None:
         self._backend = backend
+        self._axis: Any = False  # not read yet
 
     def search(self, vector: Any, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
         return self._backend.vector_search(vector, k, allowed)
 
     def count(self) -> int:
         return self._backend.vector_count()
+
+    def korean_count(self) -> int:
+        return self._backend._stats()[3]
+
+    @property
+    def language_axis(self) -> Any:
+        """The machines' axes, averaged by their chunk counts (None when no machine has both languages)."""
+        if self._axis is False:
+            self._axis = team_axis(self._backend.conn.execute(
+                "SELECT language_axis, chunk_count FROM wwt_machines WHERE language_axis IS NOT NULL").fetchall())
+        return self._axis
+
+    def neutralise(self, hits: list[tuple[int, float]], query: Any, weight: float | None = None) -> list[tuple[int, float]]:
+        from wwt.language_axis import WEIGHT, neutralise
+
+        axis = self.language_axis
+        if axis is None or not hits:
+            return hits
+        korean = {int(r[0]) for r in self._backend.conn.execute(
+            "SELECT id FROM wwt_chunks WHERE id = ANY(%s) AND korean", ([i for i, _ in hits],))}
+        return neutralise(hits, query, korean, axis, WEIGHT if weight is None else weight)
+
+
+def team_axis(rows: Sequence[tuple[Any, int]]) -> Any:
+    """One ``LanguageAxis`` from the machines' (axis JSON, chunk count): directions averaged by count."""
+    import numpy as np
+
+    from wwt.language_axis import LanguageAxis
+    from wwt.team.schema import DIM
+
+    axes = [(LanguageAxis.from_json(data, DIM), int(n)) for data, n in rows]
+    axes = [(axis, n) for axis, n in axes if axis is not None and n > 0]
+    if not axes:
+        return None
+    total = sum(n for _, n in axes)
+    direction = sum(axis.direction * (n / total) for axis, n in axes)
+    return LanguageAxis(np.asarray(direction, dtype=np.float32), total)
 
 
 def team_search(conn: Any, query: str, filters: Filters, limit: int, embed_query: Any,

@@ -9,6 +9,7 @@ push starts from what the server committed, so a push is resumable and idempoten
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import struct
 import threading
@@ -178,7 +179,7 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         rows = local.execute(
             "SELECT c.chunk_key, c.root_session_id, c.session_id, r.project, r.platform, r.git_branch, r.cwd,"
             " c.first_seq, c.last_seq, c.start_ts, c.end_ts, c.display_text, c.lexical_text,"
-            " e.text_hash IS NOT NULL FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
+            " e.text_hash IS NOT NULL, c.embed_text FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
             " LEFT JOIN embeddings e ON e.text_hash = c.embed_hash"
             f" WHERE r.project IN ({_marks(shared)}) ORDER BY c.id", shared).fetchall() if shared else []
         local_keys = {row[0] for row in rows}
@@ -197,6 +198,8 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
             report.batches += 1
             if progress:
                 progress(f"{report.chunks}/{len(todo)} chunks")
+        if todo or stale:
+            _push_language_axis(conn, local, machine, shared)
 
         # messages: by key; text never changes under a key (a rewritten message gets a new native id)
         remote_messages = {(s, n) for s, n in conn.execute(
@@ -244,12 +247,14 @@ class _Batch:
     new_vectors: int
     new_tokens: int
     terms: Counter
+    new_korean: int = 0
 
 
 def _prepare(local: sqlite3.Connection, part: list[tuple], machine: str, remote: dict[str, bool],
              tokens: TokenCache) -> _Batch:
     """A batch's rows with vectors and lexical tokens: the tokens the lexical index kept when it indexed these
     texts (``wwt.token_cache``), Kiwi only for the rest."""
+    from wwt.language_axis import is_korean
     from wwt.lexical import tokenize_many
 
     keys = [row[0] for row in part]
@@ -267,11 +272,13 @@ def _prepare(local: sqlite3.Connection, part: list[tuple], machine: str, remote:
         blob = vectors.get(row[0])
         vector = None if blob is None else np.frombuffer(blob, dtype=np.float32)
         lexemes = lexeme_positions(tokens)
+        korean = is_korean(row[14] or "")  # as the local vector index tells a Korean chunk
         out.rows.append((machine, *row[:7], int(row[7]), int(row[8]), row[9], row[10], _clean(row[11]), vector,
-                         Tsvector(lexemes), len(tokens)))
+                         Tsvector(lexemes), len(tokens), korean))
         if row[0] in remote:
             out.new_vectors += vector is not None
         else:
+            out.new_korean += korean
             out.new_chunks += 1
             out.new_vectors += vector is not None
             out.new_tokens += len(tokens)
@@ -321,7 +328,10 @@ _CHUNK_COLUMNS = [
     ("machine_id", "text"), ("chunk_key", "text"), ("session_id", "text"), ("source_session_id", "text"),
     ("project", "text"), ("platform", "text"), ("git_branch", "text"), ("cwd", "text"), ("first_seq", "int4"),
     ("last_seq", "int4"), ("start_ts", "text"), ("end_ts", "text"), ("text", "text"), ("embedding", "vector"),
-    ("lex", "tsvector"), ("lex_len", "int4")]
+    ("lex", "tsvector"), ("lex_len", "int4"), ("korean", "bool")]
+
+
+_SQL_TYPES = {"int4": "integer", "bool": "boolean"}
 
 
 def _send(pg: Any, machine: str, item: _Batch) -> None:
@@ -331,7 +341,7 @@ def _send(pg: Any, machine: str, item: _Batch) -> None:
     names = [c for c, _ in _CHUNK_COLUMNS]
     with pg.transaction():
         pg.execute("CREATE TEMP TABLE IF NOT EXISTS tmp_push_chunks ("
-                   + ", ".join(f"{c} {'integer' if t == 'int4' else t}" for c, t in _CHUNK_COLUMNS)
+                   + ", ".join(f"{c} {_SQL_TYPES.get(t, t)}" for c, t in _CHUNK_COLUMNS)
                    + ") ON COMMIT DELETE ROWS")
         with pg.cursor().copy(f"COPY tmp_push_chunks ({', '.join(names)}) FROM STDIN WITH (FORMAT BINARY)") as copy:
             copy.set_types([t for _, t in _CHUNK_COLUMNS])
@@ -348,8 +358,9 @@ def _send(pg: Any, machine: str, item: _Batch) -> None:
                 (machine, terms, [item.terms[t] for t in terms]))
         pg.execute(
             "UPDATE wwt_machines SET pushed_chunks = pushed_chunks + %s, chunk_count = chunk_count + %s,"
-            " vector_count = vector_count + %s, lex_total = lex_total + %s, last_push = now() WHERE machine_id = %s",
-            (len(item.rows), item.new_chunks, item.new_vectors, item.new_tokens, machine))
+            " vector_count = vector_count + %s, lex_total = lex_total + %s, korean_count = korean_count + %s,"
+            " last_push = now() WHERE machine_id = %s",
+            (len(item.rows), item.new_chunks, item.new_vectors, item.new_tokens, item.new_korean, machine))
 
 
 def delete_chunks(conn: Any, machine: str, where: str, args: Sequence[Any]) -> int:
@@ -357,17 +368,18 @@ def delete_chunks(conn: Any, machine: str, where: str, args: Sequence[Any]) -> i
     counts), in the caller's transaction. The number of chunks deleted."""
     row = conn.execute(
         f"WITH gone AS (DELETE FROM wwt_chunks WHERE machine_id = %s AND {where}"
-        "  RETURNING lex, lex_len, embedding IS NOT NULL AS has_vector),"
+        "  RETURNING lex, lex_len, embedding IS NOT NULL AS has_vector, korean),"
         " terms AS (SELECT u.lexeme AS term, count(*) AS n FROM gone, unnest(gone.lex) AS u GROUP BY u.lexeme),"
         " fixed AS (UPDATE wwt_terms w SET df = w.df - terms.n FROM terms"
         "  WHERE w.machine_id = %s AND w.term = terms.term RETURNING 1)"
         " SELECT count(*), count(*) FILTER (WHERE has_vector), coalesce(sum(lex_len), 0),"
-        " (SELECT count(*) FROM fixed) FROM gone", (machine, *args, machine)).fetchone()
-    removed, vectors, tokens = int(row[0]), int(row[1]), int(row[2])
+        " count(*) FILTER (WHERE korean), (SELECT count(*) FROM fixed) FROM gone", (machine, *args, machine)).fetchone()
+    removed, vectors, tokens, korean = int(row[0]), int(row[1]), int(row[2]), int(row[3])
     if removed:
         conn.execute("DELETE FROM wwt_terms WHERE machine_id = %s AND df <= 0", (machine,))
         conn.execute("UPDATE wwt_machines SET chunk_count = chunk_count - %s, vector_count = vector_count - %s,"
-                     " lex_total = lex_total - %s WHERE machine_id = %s", (removed, vectors, tokens, machine))
+                     " lex_total = lex_total - %s, korean_count = korean_count - %s WHERE machine_id = %s",
+                     (removed, vectors, tokens, korean, machine))
     return removed
 
 
@@ -384,9 +396,33 @@ def _ensure_stats(conn: Any, machine: str) -> None:
                      " FROM wwt_chunks c, unnest(c.lex) AS u WHERE c.machine_id = %s GROUP BY u.lexeme",
                      (machine, machine))
         conn.execute(
-            "UPDATE wwt_machines m SET chunk_count = s.n, vector_count = s.v, lex_total = s.t, stats_ok = true"
-            " FROM (SELECT count(*) AS n, count(embedding) AS v, coalesce(sum(lex_len), 0) AS t FROM wwt_chunks"
-            "  WHERE machine_id = %s) AS s WHERE m.machine_id = %s", (machine, machine))
+            "UPDATE wwt_machines m SET chunk_count = s.n, vector_count = s.v, lex_total = s.t, korean_count = s.k,"
+            " stats_ok = true FROM (SELECT count(*) AS n, count(embedding) AS v, coalesce(sum(lex_len), 0) AS t,"
+            " count(*) FILTER (WHERE korean) AS k FROM wwt_chunks WHERE machine_id = %s) AS s"
+            " WHERE m.machine_id = %s", (machine, machine))
+
+
+def _push_language_axis(conn: Any, local: sqlite3.Connection, machine: str, shared: Sequence[str]) -> None:
+    """This machine's language axis (``wwt.language_axis.fit``) over an even sample of its shared chunks with
+    vectors — what the team search's vector leg corrects by, as the local index does with its own."""
+    from wwt.language_axis import fit, is_korean, sample_ids
+
+    if not shared:
+        return
+    rows = local.execute(
+        "SELECT c.id, c.embed_text, e.vector FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
+        " JOIN embeddings e ON e.text_hash = c.embed_hash"
+        f" WHERE r.project IN ({_marks(shared)})", list(shared)).fetchall()
+    chosen = set(sample_ids([r[0] for r in rows]))
+    sample = [r for r in rows if r[0] in chosen]
+    axis = None
+    if sample:
+        vectors = np.stack([np.frombuffer(r[2], dtype=np.float32) for r in sample])
+        vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        axis = fit(vectors, [is_korean(r[1] or "") for r in sample], len(rows))
+    with conn.transaction():
+        conn.execute("UPDATE wwt_machines SET language_axis = %s::jsonb WHERE machine_id = %s",
+                     (None if axis is None else json.dumps(axis.to_json()), machine))
 
 
 def _upsert(conn: Any, table: str, columns: list[str], rows: list[tuple], key: list[str],

@@ -66,14 +66,18 @@ CREATE INDEX IF NOT EXISTS wwt_chunks_project ON wwt_chunks(project);
 """
 
 # v2: the lexical leg's statistics kept exact as rows arrive and leave, so a search never counts 1M rows — per
-# machine (each role writes only its own): chunk / vector counts and the token total (BM25's N and avgdl), and a
-# term's document frequency (idf). A machine whose statistics are not known yet (pushed before v2) rebuilds its
+# machine (each role writes only its own): chunk / vector / Korean-chunk counts and the token total (BM25's N and
+# avgdl), a term's document frequency (idf); and what the vector leg's language correction needs, as local search
+# has it (``wwt.language_axis``): whether a chunk is Korean, and each machine's fitted axis. A machine whose statistics are not known yet (pushed before v2) rebuilds its
 # own on its next push (``stats_ok``).
 _V2 = """
 ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS chunk_count bigint NOT NULL DEFAULT 0;
 ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS vector_count bigint NOT NULL DEFAULT 0;
 ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS lex_total bigint NOT NULL DEFAULT 0;
 ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS stats_ok boolean NOT NULL DEFAULT false;
+ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS korean_count bigint NOT NULL DEFAULT 0;
+ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS language_axis jsonb;
+ALTER TABLE wwt_chunks ADD COLUMN IF NOT EXISTS korean boolean NOT NULL DEFAULT false;
 CREATE TABLE IF NOT EXISTS wwt_terms (
     term text NOT NULL,
     machine_id text NOT NULL REFERENCES wwt_machines ON DELETE CASCADE,
