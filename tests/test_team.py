@@ -359,6 +359,30 @@ def test_push_sends_the_tokens_ingest_kept_without_tokenizing_again(archives, te
     assert {key: n for key, n in rows} == {key: len(tokenize_many([text_by_key[key]])[0]) for key, _ in rows}
 
 
+def test_term_frequencies_read_back_from_the_server_for_any_lexeme(team_url):
+    """Tokens with quotes, backslashes, Hangul and repeats: what the server's tsvector text says of a chunk is
+    the term frequency wwt pushed (BM25 is scored from it)."""
+    from wwt.team.backend import bm25_top
+    from wwt.team.push import Tsvector, lexeme_positions, register_types
+    from wwt.team.schema import migrate
+
+    tokens = ["it's", "c:\\tmp\\x", "캐시", "it's", "plain", "캐시", "캐시", "a''b"]
+    with psycopg.connect(team_url) as conn:
+        migrate(conn)
+        register_types(conn)
+        conn.execute("CREATE TEMP TABLE t (lex tsvector)")
+        with conn.cursor().copy("COPY t (lex) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["tsvector"])
+            copy.write_row([Tsvector(lexeme_positions(tokens))])
+        terms = sorted(set(tokens))
+        text = conn.execute("SELECT ts_filter(setweight(lex, 'A', %s::text[]), '{a}')::text FROM t",
+                            (terms,)).fetchone()[0]
+    for term in terms:
+        [(chunk_id, score)] = bm25_top([(1, len(tokens), text)], {term: 1.0}, float(len(tokens)), 5)
+        tf = tokens.count(term)
+        assert score == pytest.approx(tf * 2.2 / (tf + 1.2)), term
+
+
 def test_masked_url():
     from wwt.team.config import masked
 

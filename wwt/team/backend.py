@@ -5,6 +5,8 @@ lexical tokens (the same tokenizer, idf and k1/b as the local tantivy index) —
 
 from __future__ import annotations
 
+import heapq
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +16,8 @@ from wwt.search import SearchOutcome, SessionHit
 
 K1 = 1.2  # tantivy's BM25 constants
 B = 0.75
-CANDIDATE_BUDGET = 5000  # chunks scored by the lexical leg at most (benchmarks/RESULTS.md, team-scale)
+CANDIDATE_BUDGET = 2500  # chunks scored by the lexical leg at most (benchmarks/RESULTS.md, team-scale)
+FEW_HITS, FEW_HITS_CANDIDATES = 5, 200
 EF_SEARCH = 100  # HNSW candidates per vector search at least (team-scale: recall@20 against exact)
 
 
@@ -82,6 +85,7 @@ class TeamBackend:
         self.filters = filters
         self.exclude_machine = exclude_machine  # this machine's own rows: the local search has them already
         self._totals: tuple[int, int, float, int] | None = None
+        self._dfs: dict[str, int] = {}
         self.labels: dict[str, tuple[str, str]] = {}  # session id → (machine id, label)
         # wwt.search.SearchBackend: this object answers the chunk look-ups and the lexical leg itself
         self.store = self
@@ -121,10 +125,15 @@ class TeamBackend:
         return self._stats()[0]
 
     def doc_freqs(self, terms: Iterable[str]) -> dict[str, int]:
+        """Each term's document frequency over the team archive (remembered for this search: the flag's checks
+        ask again for the question's words)."""
         wanted = list(dict.fromkeys(terms))
-        found = dict(self.conn.execute(
-            "SELECT term, sum(df) FROM wwt_terms WHERE term = ANY(%s) GROUP BY term", (wanted,)).fetchall())
-        return {term: int(found.get(term) or 0) for term in wanted}
+        unknown = [t for t in wanted if t not in self._dfs]
+        if unknown:
+            found = dict(self.conn.execute(
+                "SELECT term, sum(df) FROM wwt_terms WHERE term = ANY(%s) GROUP BY term", (unknown,)).fetchall())
+            self._dfs.update({term: int(found.get(term) or 0) for term in unknown})
+        return {term: self._dfs[term] for term in wanted}
 
     def search(self, query: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         from wwt.lexical import tokenize
@@ -148,21 +157,17 @@ class TeamBackend:
         if not terms or not total:
             return []
         idf = [weights[t] * bm25_idf(freqs[t], total) for t in terms]
-        generating, every = candidate_terms({t: freqs[t] for t in terms}, CANDIDATE_BUDGET)
+        # a question for a few hits (the flag's check whether a word occurs in scope) needs no deep candidate list
+        budget = CANDIDATE_BUDGET if limit > FEW_HITS else min(CANDIDATE_BUDGET, FEW_HITS_CANDIDATES)
+        generating, every = candidate_terms({t: freqs[t] for t in terms}, budget)
         match = tsquery_literal(generating)
         if every:
             match = " & ".join(f"({tsquery_literal([t])})" for t in generating)
         where, args = _where(filters or self.filters, exclude_machine=self.exclude_machine)
         rows = self.conn.execute(
-            "WITH q(term, w) AS (SELECT * FROM unnest(%s::text[], %s::float8[])),"
-            f" cand AS (SELECT c.id, c.lex, c.lex_len FROM wwt_chunks c WHERE c.lex @@ %s::tsquery AND {where}"
-            "  LIMIT %s)"
-            " SELECT cand.id, sum(q.w * (array_length(u.positions, 1) * (%s + 1.0))"
-            "   / (array_length(u.positions, 1) + %s * (1 - %s + %s * cand.lex_len / %s))) AS score"
-            " FROM cand, unnest(ts_filter(setweight(cand.lex, 'A', %s::text[]), '{a}')) AS u"
-            " JOIN q ON q.term = u.lexeme GROUP BY cand.id ORDER BY score DESC, cand.id LIMIT %s",
-            (terms, idf, match, *args, CANDIDATE_BUDGET, K1, K1, B, B, avgdl, terms, limit)).fetchall()
-        return [(int(i), float(s)) for i, s in rows]
+            "SELECT c.id, c.lex_len, ts_filter(setweight(c.lex, 'A', %s::text[]), '{a}')::text FROM wwt_chunks c"
+            f" WHERE c.lex @@ %s::tsquery AND {where} LIMIT %s", (terms, match, *args, budget)).fetchall()
+        return bm25_top(rows, dict(zip(terms, idf, strict=True)), avgdl, limit)
 
     # ---- vector leg
     def vector_count(self) -> int:
@@ -183,6 +188,29 @@ class TeamBackend:
         hits = [(int(i), float(s)) for i, s in rows if allowed is None or i in allowed]
         hits.sort(key=lambda item: (-item[1], item[0]))
         return hits
+
+
+_LEXEME = re.compile(r"'((?:[^']|'')*)':([0-9A-D,]+)")
+
+
+def bm25_top(rows: Iterable[tuple[int, int, str]], idf: dict[str, float], avgdl: float,
+             limit: int) -> list[tuple[int, float]]:
+    """BM25 (tantivy's k1, b) of each (id, token count, tsvector text holding only the question's lexemes) —
+    a lexeme's term frequency is its number of positions — best ``limit`` first, ties by id. Scored here rather
+    than by unnest + join in SQL: the same numbers at a third of the server's time (benchmarks/RESULTS.md,
+    team-scale)."""
+    scored = []
+    for chunk_id, length, text in rows:
+        norm = K1 * (1 - B + B * (length or 0) / avgdl)
+        score = 0.0
+        for lexeme, positions in _LEXEME.findall(text or ""):
+            weight = idf.get(lexeme.replace("''", "'").replace("\\\\", "\\"))
+            if weight:
+                tf = positions.count(",") + 1
+                score += weight * tf * (K1 + 1) / (tf + norm)
+        if score > 0:
+            scored.append((-score, int(chunk_id)))
+    return [(chunk_id, -neg) for neg, chunk_id in heapq.nsmallest(limit, scored)]
 
 
 def question_weights(tokens: Sequence[str], extra: Sequence[str] = (), extra_weight: float = 0.5) -> dict[str, float]:
