@@ -199,6 +199,26 @@ def _phrase(home: Path) -> str:
     return " ".join(words[:8])
 
 
+def test_show_reads_another_machines_session_from_the_server(archives, team_url, tmp_path):
+    a = _copy_home(archives["a"], tmp_path / "a")
+    c = tmp_path / "c"
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    wwt(a, "team", "push")
+    wwt(c, "team", "join", team_url, "--as", "third-c")
+    hit = json.loads(wwt(c, "search", "--team", "--all", "--json", "-n", "1", _phrase(a)).stdout)["results"][0]
+    local = sqlite3.connect(a / "wwt.sqlite3")
+    first_text, count = local.execute(
+        "SELECT (SELECT text FROM messages WHERE session_id = ? ORDER BY seq LIMIT 1),"
+        " (SELECT count(*) FROM messages WHERE session_id = ?)", (hit["session_id"], hit["session_id"])).fetchone()
+    shown = wwt(c, "show", hit["session_id"][:8], "--full", "-n", "2").stdout
+    assert "pushed by laptop-a" in shown and hit["session_id"] in shown
+    assert first_text.splitlines()[0][:40] in shown
+    if count > 2:
+        assert f"of {count}; next page" in shown
+    missing = wwt(a, "show", "no-such-session-anywhere", check=False)  # not here, not on the server
+    assert missing.returncode != 0 and "no archived session matches" in missing.stderr
+
+
 def test_forget_and_unshare_propagate(archives, team_url, tmp_path):
     a = _copy_home(archives["a"], tmp_path / "a")
     wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")

@@ -241,8 +241,28 @@ def show(
     check_range("--limit", limit, 1, limits.MAX_MESSAGES_PAGE)
     check_length("session id", session, limits.MAX_SESSION_ID_CHARS)
     check_length("--around", around, limits.MAX_NAME_CHARS)
+    from rich.text import Text
+
+    from wwt.service import NoDataYet, UnknownSession
+
     memory = _memory()
-    target = memory.resolve_session(session).session_id
+    try:
+        target = memory.resolve_session(session).session_id
+    except (UnknownSession, NoDataYet):  # another machine's session, found by `wwt search --team`
+        from wwt.cli_team import show_from_team
+
+        remote = None if around else show_from_team(session, start, limit)
+        if remote is None:
+            raise
+        view, label = remote
+        console.print(Text(f"from the team server: pushed by {terminal_safe(label)}", style="dim"), soft_wrap=True)
+        render_session(console, view, full=full)
+        shown_to = start + len(view.messages)
+        if shown_to < (view.total or 0):
+            console.print(f"[dim]messages {start}–{shown_to - 1} of {view.total}; next page: wwt show "
+                          f"{escape(terminal_safe(shell_word(view.session.session_id)))} --start {shown_to} "
+                          f"--limit {limit}[/]", soft_wrap=True)
+        return
     if around:
         where = memory.chunk_position(target, around)
         if where is None:

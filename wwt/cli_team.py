@@ -296,3 +296,30 @@ def after_forget(session_ids: list[str], notice: Any) -> None:
 
 def register(app: typer.Typer) -> None:
     app.add_typer(team_app, name="team")
+
+
+def show_from_team(session: str, start: int, limit: int) -> Any:
+    """``wwt show`` of a session the local archive lacks: the team server's copy (a ``SessionView`` and the
+    label of the machine that pushed it), or None when not in a team, no driver, or the server lacks it.
+    An unreachable server raises one line."""
+    from wwt.service import SessionView
+    from wwt.team import config
+
+    conf = config.load(_home())
+    if conf is None:
+        return None
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return None
+    from wwt.team.backend import team_session
+
+    conn = _connect(conf.url)
+    try:
+        found = team_session(conn, session, start, start + limit)
+    finally:
+        conn.close()
+    if found is None:
+        return None
+    row, messages, total, label = found
+    return SessionView(session=row, messages=messages, start=start, end=start + limit, total=total), label

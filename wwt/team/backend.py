@@ -327,3 +327,35 @@ def merge(local: SearchOutcome, team: SearchOutcome, limit: int) -> SearchOutcom
     local.weak = local.weak and team.weak
     local.absent = [name for name in local.absent if name in team.absent]
     return local
+
+
+def team_session(conn: Any, session: str, start: int = 0, end: int | None = None) -> tuple[Any, list[Any], int, str] | None:
+    """A session another machine pushed, for ``wwt show``: (``SessionRow``, a page of ``MessageRow`` from
+    position ``start`` to ``end`` exclusive, the message count, the machine's label), by id or a unique prefix
+    of at least 4 characters; None when the server has no such session (or several match the prefix)."""
+    from wwt.store.rows import MessageRow, SessionRow
+
+    found = conn.execute(
+        "SELECT s.session_id, s.platform, s.root_session_id, s.project, s.cwd, s.git_branch, s.started_at,"
+        " s.ended_at, s.title, m.label, s.machine_id FROM wwt_sessions s JOIN wwt_machines m USING (machine_id)"
+        " WHERE s.session_id = %s OR (length(%s) >= 4 AND starts_with(s.session_id, %s)) LIMIT 2",
+        (session, session, session)).fetchall()
+    exact = [row for row in found if row[0] == session]
+    if len(exact) != 1 and len(found) != 1:
+        conn.commit()
+        return None
+    sid, platform, root, project, cwd, branch, started, ended, title, label, machine = (exact or found)[0]
+    total = int(conn.execute("SELECT count(*) FROM wwt_messages WHERE machine_id = %s AND session_id = %s",
+                             (machine, sid)).fetchone()[0])
+    rows = conn.execute(
+        "SELECT seq, native_id, role, kind, text, timestamp, tool_name FROM wwt_messages"
+        " WHERE machine_id = %s AND session_id = %s AND seq >= %s AND (%s::int IS NULL OR seq < %s)"
+        " ORDER BY seq", (machine, sid, start, end, end)).fetchall()
+    conn.commit()
+    row = SessionRow(session_id=sid, platform=platform, parent_session_id=None if root == sid else root,
+                     root_session_id=root, project=project, project_path=None, cwd=cwd, git_branch=branch,
+                     started_at=started, ended_at=ended, title=title, source_path=None, message_count=total)
+    messages = [MessageRow(session_id=sid, seq=seq, native_id=native, role=role, kind=kind, text=text,
+                           timestamp=ts, tool_name=tool, flags=frozenset())
+                for seq, native, role, kind, text, ts, tool in rows]
+    return row, messages, total, label
