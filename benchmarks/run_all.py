@@ -105,6 +105,8 @@ BENCHMARKS: tuple[Bench, ...] = (
     Bench("doctor-time", "benchmarks/doctor_time.py", ("--runs", "9"), APPEND, quick=("--runs", "3")),
     Bench("cold-start", "benchmarks/cold_start.py", ("--runs", "7"), ("--record",), quick=("--runs", "2")),
     Bench("team-push", "benchmarks/team_push.py", ("--chunks", "5000"), APPEND, quick=("--chunks", "500")),
+    Bench("team-scale", "benchmarks/team_scale.py", ("--agreement", "--million"), APPEND,  # after scale (100k)
+          quick=("--million", "--chunks", "20000", "--queries", "20")),
     Bench("recall-xlang", "benchmarks/recall_xlang.py", (), ("--write",)),
     Bench("ui-timing", "benchmarks/ui_timing.py", ("--rounds", "5"), APPEND, quick=("--rounds", "1")),
 )

@@ -403,6 +403,17 @@ def test_term_frequencies_read_back_from_the_server_for_any_lexeme(team_url):
         assert score == pytest.approx(tf * 2.2 / (tf + 1.2)), term
 
 
+def test_candidates_come_from_the_rare_words_then_from_chunks_holding_two_common_ones():
+    from wwt.team.backend import candidate_queries
+
+    freqs = {"redis": 40, "ttl": 900, "cache": 3000, "fix": 9000, "the": 50000}
+    rare, pairs = candidate_queries(freqs, 1000)
+    assert rare == "'redis' | 'ttl'"  # 40 + 900 ≤ 1000; cache would pass the budget
+    assert pairs == "('cache' & 'fix') | ('cache' & 'the') | ('fix' & 'the')"
+    assert candidate_queries({"search": 30000}, 2500) == ("'search'", "")  # one common word: its chunks
+    assert candidate_queries({"a": 5, "b": 7}, 2500) == ("'a' | 'b'", "")
+
+
 def test_masked_url():
     from wwt.team.config import masked
 

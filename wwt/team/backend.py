@@ -18,6 +18,7 @@ K1 = 1.2  # tantivy's BM25 constants
 B = 0.75
 CANDIDATE_BUDGET = 2500  # chunks scored by the lexical leg at most (benchmarks/RESULTS.md, team-scale)
 FEW_HITS, FEW_HITS_CANDIDATES = 5, 200
+MAX_COMMON_TERMS = 8  # common terms paired (28 pairs at most)
 EF_SEARCH = 100  # HNSW candidates per vector search at least (team-scale: recall@20 against exact)
 
 
@@ -142,11 +143,10 @@ class TeamBackend:
 
     def search_tokens(self, tokens: list[str], filters: Filters | None = None, limit: int = 30,
                       extra: Sequence[str] = (), extra_weight: float = 0.5) -> list[tuple[int, float]]:
-        """BM25 over the chunks that hold the question's rarer words (``candidate_terms``), every question word
+        """BM25 over the chunks that hold the question's rarer words (``candidate_queries``), every question word
         scored; a chunk's term frequencies read from its tsvector, cut to the question's words in C
         (``setweight`` + ``ts_filter``) so a long chunk costs no more than a short one."""
         from wwt.fusion import bm25_idf
-        from wwt.team.push import tsquery_literal
 
         weights = question_weights(tokens, extra, extra_weight)
         if limit <= 0 or not weights:
@@ -159,14 +159,17 @@ class TeamBackend:
         idf = [weights[t] * bm25_idf(freqs[t], total) for t in terms]
         # a question for a few hits (the flag's check whether a word occurs in scope) needs no deep candidate list
         budget = CANDIDATE_BUDGET if limit > FEW_HITS else min(CANDIDATE_BUDGET, FEW_HITS_CANDIDATES)
-        generating, every = candidate_terms({t: freqs[t] for t in terms}, budget)
-        match = tsquery_literal(generating)
-        if every:
-            match = " & ".join(f"({tsquery_literal([t])})" for t in generating)
+        rare, pairs = candidate_queries({t: freqs[t] for t in terms}, budget)
         where, args = _where(filters or self.filters, exclude_machine=self.exclude_machine)
-        rows = self.conn.execute(
-            "SELECT c.id, c.lex_len, ts_filter(setweight(c.lex, 'A', %s::text[]), '{a}')::text FROM wwt_chunks c"
-            f" WHERE c.lex @@ %s::tsquery AND {where} LIMIT %s", (terms, match, *args, budget)).fetchall()
+        rows: list[tuple[int, int, str]] = []
+        for match in (rare, pairs):
+            if not match or len(rows) >= budget:
+                continue
+            seen = [row[0] for row in rows]
+            rows += self.conn.execute(
+                "SELECT c.id, c.lex_len, ts_filter(setweight(c.lex, 'A', %s::text[]), '{a}')::text FROM wwt_chunks c"
+                f" WHERE c.lex @@ %s::tsquery AND NOT (c.id = ANY(%s)) AND {where} LIMIT %s",
+                (terms, match, seen, *args, budget - len(rows))).fetchall()
         return bm25_top(rows, dict(zip(terms, idf, strict=True)), avgdl, limit)
 
     # ---- vector leg
@@ -224,22 +227,27 @@ def question_weights(tokens: Sequence[str], extra: Sequence[str] = (), extra_wei
     return weights
 
 
-def candidate_terms(freqs: dict[str, int], budget: int) -> tuple[list[str], bool]:
-    """Which question terms find the chunks to score: the rarest first, while their document frequencies add
-    up to at most ``budget`` (a term that rare carries most of BM25's weight; every term still scores each
-    candidate). When even the rarest is more common than that, the chunks holding every term (``True``: match
-    all of them) — BM25 over common words only is a weak signal, and the vector leg carries such a question."""
+def candidate_queries(freqs: dict[str, int], budget: int) -> tuple[str, str]:
+    """The two tsqueries that find the chunks to score (each question term still scores every candidate):
+    the rare terms — rarest first while their document frequencies add up to at most ``budget`` — each alone
+    (such a term carries most of BM25's weight), then the chunks holding two or more of the other, common terms
+    (a chunk with one common word and nothing else seldom ranks), read until the budget is spent."""
+    from wwt.team.push import tsquery_literal
+
     ordered = sorted(freqs, key=lambda t: (freqs[t], t))
-    chosen: list[str] = []
+    rare: list[str] = []
     spent = 0
     for term in ordered:
         if spent + freqs[term] > budget:
             break
-        chosen.append(term)
+        rare.append(term)
         spent += freqs[term]
-    if chosen:
-        return chosen, False
-    return ordered, True
+    common = ordered[len(rare):][:MAX_COMMON_TERMS]
+    if len(common) == 1 and not rare:
+        return tsquery_literal(common), ""
+    pairs = [f"({tsquery_literal([a])} & {tsquery_literal([b])})"
+             for i, a in enumerate(common) for b in common[i + 1:]]
+    return tsquery_literal(rare), " | ".join(pairs)
 
 
 class _VectorLeg:
