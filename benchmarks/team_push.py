@@ -115,6 +115,7 @@ def fresh_team(server, name: str) -> str:
     from wwt.team.schema import GROUP_ROLE, migrate
 
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")  # a kept server folder (team_scale.py --keep)
         conn.execute(f"CREATE DATABASE {name}")
     with psycopg.connect(server.get_uri(name)) as conn:
         migrate(conn)

@@ -78,3 +78,35 @@ def test_the_lexical_index_tokenizes_a_text_once_across_rebuilds(tmp_path: Path,
     assert calls == [3, 3, 1]
     assert again.search("keylink", None, 5)[0][0] == 2  # the cached tokens index like fresh ones
     again.close()
+
+
+def test_forget_leaves_no_tokens_of_the_conversation_behind(tmp_path):
+    """``wwt forget`` removes a conversation from the archive and the indexes for good — and from the token
+    cache, which holds its words too; the other conversations' tokens stay."""
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    from _shared import REAL_FIXTURES
+
+    home = tmp_path / "home"
+    env = {**os.environ, "WWT_HOME": str(home), "WWT_ENGINE": "off"}
+    files = [REAL_FIXTURES / "claude-code" / "spotter__short.jsonl",
+             REAL_FIXTURES / "claude-code" / "agentlogs__crud.jsonl"]
+    subprocess.run([sys.executable, "-m", "wwt", "ingest", *map(str, files)], env=env, check=True,
+                   capture_output=True, timeout=600)
+    store = sqlite3.connect(home / "wwt.sqlite3")
+    sessions = [r[0] for r in store.execute("SELECT session_id FROM sessions WHERE parent_session_id IS NULL")]
+    assert len(sessions) >= 2
+    gone, kept = sessions[0], sessions[1]
+    text_of = {sid: [r[0] for r in store.execute("SELECT lexical_text FROM chunks WHERE root_session_id = ?", (sid,))]
+               for sid in (gone, kept)}
+    store.close()
+    cache = cache_path(home / "index")
+    assert oct(cache.stat().st_mode & 0o777) == "0o600"
+    assert len(TokenCache(cache, readonly=True).get_many(text_of[gone])) == len(text_of[gone]) > 0
+    subprocess.run([sys.executable, "-m", "wwt", "forget", gone, "--yes"], env=env, check=True,
+                   capture_output=True, timeout=300)
+    assert TokenCache(cache, readonly=True).get_many(text_of[gone]) == {}
+    assert len(TokenCache(cache, readonly=True).get_many(text_of[kept])) == len(text_of[kept]) > 0

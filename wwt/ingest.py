@@ -759,11 +759,19 @@ def forget(store: Store, indexes: Indexes, session_id: str | None = None, projec
         conversations = sum(1 for sid in victims if store.session_root(sid) == sid)
         store.conn.execute("PRAGMA secure_delete = ON")
         indexes.mark_unsynced()
+        texts: list[str] = []  # their tokens are cached beside the index too
+        for start in range(0, len(victims), 400):
+            part = list(victims)[start:start + 400]
+            marks = ",".join("?" * len(part))
+            texts += [row[0] for row in store.conn.execute(
+                f"SELECT lexical_text FROM chunks WHERE session_id IN ({marks}) OR root_session_id IN ({marks})",
+                [*part, *part])]
         with store.transaction():
             chunk_ids = store.delete_sessions(victims)
         store.prune_embeddings()
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         indexes.apply(store, [], chunk_ids)
+        indexes.lexical.forget_tokens(texts)
         counter = store.bump_change_counter()
         indexes.mark_synced(counter)
         return conversations

@@ -134,6 +134,10 @@ class LexicalIndex:
             raise IndexCorrupt(f"lexical index at {self.path} is unreadable: {exc}") from exc
         return _manual_reload(index)
 
+    def forget_tokens(self, texts: Sequence[str]) -> None:
+        """Drop these texts' cached tokens for good (``wwt forget``)."""
+        self._tokens.forget(texts)
+
     def close(self) -> None:
         """Release the writer lock (uncommitted changes are dropped)."""
         self._tokens.close()

@@ -10,6 +10,7 @@ never fails because of it."""
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import zlib
 from collections.abc import Sequence
@@ -49,6 +50,7 @@ class TokenCache:
                 conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))  # conversation words: private
                 conn = sqlite3.connect(self.path, timeout=5)
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -110,6 +112,20 @@ class TokenCache:
                 continue
             out[index] = joined.split(SEPARATOR) if joined else []
         return out
+
+    def forget(self, texts: Sequence[str]) -> None:
+        """Remove these texts' tokens for good (``wwt forget``: a forgotten conversation leaves no trace here
+        either — deleted pages zeroed, the WAL truncated)."""
+        conn = None if self.readonly else self._open()
+        if conn is None or not texts:
+            return
+        try:
+            conn.execute("PRAGMA secure_delete = ON")
+            with conn:
+                conn.executemany("DELETE FROM tokens WHERE key = ?", [(text_key(t),) for t in texts])
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            pass
 
     def close(self) -> None:
         if self._conn is not None:
