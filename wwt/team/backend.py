@@ -16,10 +16,10 @@ from wwt.search import SearchOutcome, SessionHit
 
 K1 = 1.2  # tantivy's BM25 constants
 B = 0.75
-CANDIDATE_BUDGET = 2500  # chunks scored by the lexical leg at most (benchmarks/RESULTS.md, team-scale)
-FEW_HITS, FEW_HITS_CANDIDATES = 5, 200
+CANDIDATE_BUDGET = 1000  # chunks scored by the lexical leg at most (benchmarks/RESULTS.md, team-scale)
+FEW_HITS, FEW_HITS_CANDIDATES = 5, 20
 MAX_COMMON_TERMS = 8  # common terms paired (28 pairs at most)
-EF_SEARCH = 100  # HNSW candidates per vector search at least (team-scale: recall@20 against exact)
+EF_SEARCH = 300  # HNSW candidates per vector search at least (team-scale: recall@20 against exact)
 
 
 @dataclass
