@@ -279,8 +279,9 @@ def million(server, n: int, ef_values: list[int], budgets: list[int], queries: i
             made = conn.execute("SELECT value FROM wwt_meta WHERE key = 'bench_generator'").fetchone()
             if made and made[0] == f"{GENERATOR}/{n}":
                 log("reusing the loaded database")
+                loaded = conn.execute("SELECT value FROM wwt_meta WHERE key = 'bench_load'").fetchone()
                 return measure(server, member_url(server, "million", "bench_member"), n, vectors, base, questions,
-                               ef_values, budgets, queries, {}, log)
+                               ef_values, budgets, queries, json.loads(loaded[0]) if loaded else {}, log)
     url = fresh_team(server, "million")
     with psycopg.connect(url) as conn:
         for m in machines:
@@ -320,6 +321,8 @@ def million(server, n: int, ef_values: list[int], budgets: list[int], queries: i
         gin_s = time.perf_counter() - t0
         conn.execute("ALTER TABLE wwt_chunks SET (autovacuum_enabled = true)")
         conn.execute("INSERT INTO wwt_meta VALUES ('bench_generator', %s)", (f"{GENERATOR}/{n}",))
+        conn.execute("INSERT INTO wwt_meta VALUES ('bench_load', %s)",
+                     (json.dumps({"load_s": load_s, "hnsw_s": hnsw_s, "gin_s": gin_s}),))
         conn.execute("UPDATE wwt_machines SET stats_ok = false")
         conn.execute("ANALYZE wwt_chunks")
         conn.commit()
@@ -414,7 +417,12 @@ def main() -> None:
                         help="the lexical leg's candidate budgets to compare (wwt.team.backend.CANDIDATE_BUDGET)")
     parser.add_argument("--append-results", action="store_true")
     parser.add_argument("--keep", type=Path, help="keep the server's data here; a later run reuses the 1M load")
+    parser.add_argument("--rewrite", action="store_true",
+                        help="write the section from the last run's saved figures (benchmarks/.work), run nothing")
     args = parser.parse_args()
+    if args.rewrite:
+        replace_section("team-scale", markdown(json.loads((HERE / ".work" / "team_scale.json").read_text()), args))
+        return
     work = Path(tempfile.mkdtemp(prefix="wwt-teamscale-"))
     work.chmod(0o755)
     facts: dict = {}
@@ -484,9 +492,10 @@ def markdown(facts: dict, args) -> str:
                 + f" | {parts['all']['same_top3']}/{parts['all']['n']} | {row['p50']:.0f} / {row['p95']:.0f} ms |")
     if "million" in facts:
         m = facts["million"]
+        built = (f"bulk COPY {m['load_s']:.0f} s, HNSW build {m['hnsw_s']:.0f} s, GIN {m['gin_s']:.0f} s; "
+                 if "load_s" in m else "")
         lines += ["", f"**At {m['n']:,} chunks** ({m.get('date', '?')}, load {m.get('load', '?')}) over {MACHINES} "
-                  f"machines (bulk COPY {m['load_s']:.0f} s, HNSW build "
-                  f"{m['hnsw_s']:.0f} s, GIN {m['gin_s']:.0f} s; table + indexes {m['size']}). Vectors: each a mix of "
+                  f"machines ({built}table + indexes {m['size']}). Vectors: each a mix of "
                   "three real e5 passage vectors (KorQuAD paragraphs and questions, fixture texts; Dirichlet weights) "
                   "+ slight noise; nearest-neighbour cosine p10/p50/p90 "
                   f"{'/'.join(f'{x:.3f}' for x in m['nn_cos_synthetic'])} (the real vectors among themselves: "
