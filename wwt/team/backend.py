@@ -276,14 +276,15 @@ class _VectorLeg:
         return self._axis
 
     def neutralise(self, hits: list[tuple[int, float]], query: Any, weight: float | None = None) -> list[tuple[int, float]]:
-        from wwt.language_axis import WEIGHT, neutralise
+        from wwt.language_axis import WEIGHT
+        from wwt.language_axis import neutralise as rescore
 
         axis = self.language_axis
         if axis is None or not hits:
             return hits
         korean = {int(r[0]) for r in self._backend.conn.execute(
             "SELECT id FROM wwt_chunks WHERE id = ANY(%s) AND korean", ([i for i, _ in hits],))}
-        return neutralise(hits, query, korean, axis, WEIGHT if weight is None else weight)
+        return rescore(hits, query, korean, axis, WEIGHT if weight is None else weight)
 
 
 def team_axis(rows: Sequence[tuple[Any, int]]) -> Any:
