@@ -629,48 +629,6 @@ class SearchBackend(Protocol):
     vector: _Vector
 
 
-PRF_CHUNKS = 0  # experiment (issue 29): vector leg's top chunks feeding the lexical leg's query
-PRF_TERMS = 8
-PRF_WEIGHT = 0.3
-PRF_OTHER_LANGUAGE = True
-PRF_MIN_DF = 1
-
-
-def feedback_tokens(
-    query: str, query_tokens: Sequence[str], ranked_vector: Sequence[tuple[int, float]], store: Any, lexical: Any,
-    tokenize: Callable[[str], list[str]],
-) -> list[str]:
-    """The PRF_TERMS rarest-weighted tokens of the vector leg's PRF_CHUNKS best chunks (tf × idf)."""
-    import math
-
-    from wwt.language_axis import is_korean
-
-    korean_q = is_korean(query)
-    rows = store.chunks_by_ids([i for i, _ in ranked_vector[: PRF_CHUNKS * 4]])
-    texts = []
-    for row in rows:
-        if PRF_OTHER_LANGUAGE and is_korean(row.text) == korean_q:
-            continue
-        texts.append(row.text[:4000])
-        if len(texts) >= PRF_CHUNKS:
-            break
-    counts: dict[str, int] = {}
-    own = set(query_tokens)
-    for text in texts:
-        for token in tokenize(text):
-            if token not in own and len(token) > 1:
-                counts[token] = counts.get(token, 0) + 1
-    if not counts:
-        return []
-    freqs = lexical.doc_freqs(list(counts))
-    total = max(lexical.count(), 1)
-    scored = [
-        (tf * math.log(1 + total / freqs[t]), t) for t, tf in counts.items() if freqs.get(t, 0) >= PRF_MIN_DF
-    ]
-    scored.sort(reverse=True)
-    return [t for _, t in scored[:PRF_TERMS]]
-
-
 def run_search(
     query: str,
     filters: Filters,
@@ -723,12 +681,6 @@ def run_search(
         lexical_hits = lexical.search_tokens(
             query_tokens, filters, depth, extra=bridge_tokens, extra_weight=EXPANSION_WEIGHT
         )
-        if PRF_CHUNKS and ranked_vector and hasattr(lexical, "doc_freqs"):
-            extra = feedback_tokens(query, query_tokens, ranked_vector, store, lexical, tokenize)
-            if extra:
-                lexical_hits = lexical.search_tokens(
-                    query_tokens, filters, depth, extra=[*bridge_tokens, *extra], extra_weight=PRF_WEIGHT
-                )
     else:
         lexical_hits = lexical.search(query, filters, depth)
     if allowed is not None:  # belt and braces: never show a chunk outside the scope
