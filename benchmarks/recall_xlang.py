@@ -55,7 +55,17 @@ same language, against the kept rule's 0.54 / 0.61, 0.83:
   correction: 0.57 / 0.67, 0.80 and 0.57 / 0.61, 0.87 — small, and the index would have to store both means;
 - pseudo-relevance feedback in the vector leg (question + 0.3–0.6 × the mean of its 1 or 3 best corrected
   passages): vector leg alone no better for cross-language, worse for same-language and vague questions.
-Session-level vectors and finer chunks were not tried: this archive has 59 chunks for 52 sessions."""
+- pseudo-relevance feedback from the vector leg into the LEXICAL leg (2026-12-05, `benchmarks/recall_prf.py` in
+  669884b): the 8 or 16 tf×idf-best tokens of the vector leg's 1 or 2 best chunks (in the other language than the
+  question, or any), added to the lexical query at 0.3 / 0.6 of a query token. Tuning, cross-language
+  recall_xlang / recall_paraphrase2, same language, recall_dev answerable, against off's 0.61 / 0.54, 0.83, 0.94:
+  best balanced 1 chunk, 16 terms, 0.3, other language 0.67 / 0.57, 0.87, 0.94 (1 chunk, 8 terms: 0.72 / 0.57,
+  0.83, 0.92; 2 chunks up to 0.78 on recall_xlang but 0.77–0.83 same language, 0.88–0.90 dev; any language
+  0.56–0.67 / 0.49–0.54; weight 0.6 costs same-language and dev questions). It did not carry: held-out
+  0.72 / 0.53, 0.93, 0.90 (off) → 0.72 / 0.42, 0.93, 0.83. For Korean questions only: no tuning gain (0.61 / 0.54,
+  0.83–0.87). Only terms in ≥ 2 chunks: the same within one question.
+Session-level vectors and finer chunks were not tried: this archive has 59 chunks for 52 sessions (one chunk for
+most sessions: a session vector would be its chunk's vector)."""
 
 
 def load(name: str) -> list[dict]:
