@@ -246,6 +246,7 @@ def show(
     from wwt.service import NoDataYet, UnknownSession
 
     memory = _memory()
+    view = None
     try:
         target = memory.resolve_session(session).session_id
     except (UnknownSession, NoDataYet):  # another machine's session, found by `wwt search --team`
@@ -256,20 +257,14 @@ def show(
             raise
         view, label = remote
         console.print(Text(f"from the team server: pushed by {terminal_safe(label)}", style="dim"), soft_wrap=True)
-        render_session(console, view, full=full)
-        shown_to = start + len(view.messages)
-        if shown_to < (view.total or 0):
-            console.print(f"[dim]messages {start}–{shown_to - 1} of {view.total}; next page: wwt show "
-                          f"{escape(terminal_safe(shell_word(view.session.session_id)))} --start {shown_to} "
-                          f"--limit {limit}[/]", soft_wrap=True)
-        return
-    if around:
-        where = memory.chunk_position(target, around)
-        if where is None:
-            raise UsageError(f"no chunk {echo(around)} in session {target}")
-        target, first_seq = where
-        start = max(0, first_seq - limit // 4)
-    view = memory.get_session(target, start=start, end=start + limit)
+    if view is None:
+        if around:
+            where = memory.chunk_position(target, around)
+            if where is None:
+                raise UsageError(f"no chunk {echo(around)} in session {target}")
+            target, first_seq = where
+            start = max(0, first_seq - limit // 4)
+        view = memory.get_session(target, start=start, end=start + limit)
     render_session(console, view, full=full)
     total = view.total or 0
     shown_to = start + sum(1 for m in view.messages if m.session_id == view.session.session_id)

@@ -458,10 +458,10 @@ def check_team(connect_timeout: int = 3) -> list[Finding]:
         findings.append(Finding(WARN, "team", f"{path} (it holds the server URL) is readable by others",
                                 f"chmod 600 {shlex.quote(str(path))}"))
     try:
-        import psycopg
+        import psycopg  # noqa: F401
     except ImportError:
         return [*findings, Finding(FAIL, "team", INSTALL_HINT, "pip install 'whatwasthat[team]'")]
-    from wwt.team.schema import SCHEMA_VERSION, schema_version
+    from wwt.team.schema import SCHEMA_VERSION, connect, schema_version
 
     server = team_config.masked(conf.url)
     if not conf.shared:
@@ -470,11 +470,10 @@ def check_team(connect_timeout: int = 3) -> list[Finding]:
     if conf.last_error:
         findings.append(Finding(WARN, "team", f"last push failed: {conf.last_error}", "`wwt team push` to retry now"))
     try:
-        conn = psycopg.connect(conf.url, connect_timeout=connect_timeout)
-    except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return [*findings, Finding(WARN, "team", f"team server {server} unreachable: {reason}; local search "
-                                   "works, pushes wait and resume", "check the server and the URL (`wwt team status`)")]
+        conn = connect(conf.url, timeout=connect_timeout)
+    except WwtError as exc:  # "team server <masked url> unreachable: <reason>"
+        return [*findings, Finding(WARN, "team", f"{exc}; local search works, pushes wait and resume",
+                                   "check the server and the URL (`wwt team status`)")]
     try:
         found = schema_version(conn)
         if found is None or found < SCHEMA_VERSION:

@@ -760,8 +760,9 @@ def forget(store: Store, indexes: Indexes, session_id: str | None = None, projec
         store.conn.execute("PRAGMA secure_delete = ON")
         indexes.mark_unsynced()
         texts: list[str] = []  # their tokens are cached beside the index too
-        for start in range(0, len(victims), 400):
-            part = list(victims)[start:start + 400]
+        ordered = list(victims)
+        for start in range(0, len(ordered), 400):
+            part = ordered[start:start + 400]
             marks = ",".join("?" * len(part))
             texts += [row[0] for row in store.conn.execute(
                 f"SELECT lexical_text FROM chunks WHERE session_id IN ({marks}) OR root_session_id IN ({marks})",

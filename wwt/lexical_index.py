@@ -88,6 +88,16 @@ def parse_iso(value: str | None) -> datetime | None:
     return parsed.astimezone(timezone.utc)
 
 
+def weighted_terms(tokens: Iterable[str], extra: Iterable[str] = (), extra_weight: float = 0.5) -> dict[str, float]:
+    """Each query term's weight: its count in the query; ``extra`` terms (e.g. a glossary's translations of the
+    query's words) not already there count ``extra_weight`` of a query token. The team server's BM25 weighs the
+    same way (``wwt.team.backend``)."""
+    weights: dict[str, float] = {t: float(n) for t, n in query_terms(tokens)}
+    for t, n in query_terms(t for t in extra if t not in weights):
+        weights[t] = extra_weight * n
+    return weights
+
+
 def query_terms(tokens: Iterable[str]) -> list[tuple[str, int]]:
     """Distinct query terms with their repeat counts (a repeated word weighs more, as in BM25 over a bag)."""
     counts = Counter(tokens)
@@ -185,15 +195,8 @@ class LexicalIndex:
         return added
 
     def _add_batch(self, writer: tantivy.IndexWriter, docs: list[LexDoc]) -> int:
-        texts = [doc.text or "" for doc in docs]
-        token_lists = self._tokens.get_many(texts)
-        missing = [i for i in range(len(texts)) if i not in token_lists]
-        if missing:
-            fresh = tokenize_many([texts[i] for i in missing])
-            token_lists.update(zip(missing, fresh, strict=True))
-            self._tokens.put_many([texts[i] for i in missing], fresh)
-        for i, doc in enumerate(docs):
-            tokens = token_lists[i]
+        token_lists = self._tokens.tokens([doc.text or "" for doc in docs], tokenize_many)
+        for doc, tokens in zip(docs, token_lists, strict=True):
             writer.delete_documents_by_term(
                 "id", int(doc.id)
             )  # replace semantics; applies to older docs only
@@ -263,13 +266,11 @@ class LexicalIndex:
     ) -> list[tuple[int, float]]:
         """Like ``search`` for text that is already tokenized (by ``wwt.lexical.tokenize``). ``extra`` tokens
         (e.g. a glossary's translations of the query's words) count ``extra_weight`` of a query token."""
-        terms: list[tuple[str, float]] = [(t, float(n)) for t, n in query_terms(tokens)]
-        own = {t for t, _ in terms}
-        terms += [(t, extra_weight * n) for t, n in query_terms(t for t in extra if t not in own)]
+        terms = weighted_terms(tokens, extra, extra_weight)
         if limit <= 0 or not terms:
             return []
         text_query = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, self._term_query(term, count)) for term, count in terms]
+            [(tantivy.Occur.Should, self._term_query(term, count)) for term, count in terms.items()]
         )
         clauses = [(tantivy.Occur.Must, text_query)]
         clauses.extend(self._filter_clauses(filters or Filters()))

@@ -13,7 +13,7 @@ import hashlib
 import os
 import sqlite3
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 FILE_NAME = "tokens.sqlite3"
@@ -112,6 +112,16 @@ class TokenCache:
                 continue
             out[index] = joined.split(SEPARATOR) if joined else []
         return out
+
+    def tokens(self, texts: Sequence[str], tokenize_many: Callable[[Sequence[str]], list[list[str]]]) -> list[list[str]]:
+        """Each text's tokens: the cached ones, ``tokenize_many`` for the rest (kept, unless read-only)."""
+        found = self.get_many(texts)
+        missing = [i for i in range(len(texts)) if i not in found]
+        if missing:
+            fresh = tokenize_many([texts[i] for i in missing])
+            found.update(zip(missing, fresh, strict=True))
+            self.put_many([texts[i] for i in missing], fresh)
+        return [found[i] for i in range(len(texts))]
 
     def forget(self, texts: Sequence[str]) -> None:
         """Remove these texts' tokens for good (``wwt forget``: a forgotten conversation leaves no trace here

@@ -26,7 +26,7 @@ import numpy as np
 from wwt.token_cache import TokenCache, cache_path
 
 BATCH = 500
-CONNECTIONS = 2  # chunk batches sent at once (benchmarks/RESULTS.md, team-push: 1 → 2 connections ≈ 1.9×)
+CONNECTIONS = 2  # chunk batches sent at once: a second connection keeps a second server core busy (team-push)
 MAX_POSITIONS = 255  # a tsvector lexeme keeps at most 256 positions
 MAX_POSITION = 16383
 MAX_LEXEME_BYTES = 2046
@@ -112,9 +112,9 @@ def register_types(pg: Any) -> None:
     pg.adapters.register_dumper(Tsvector, TsvectorDumper)
 
 
-def _clean(text: str | None) -> str | None:
-    """PostgreSQL text holds no NUL."""
-    return None if text is None else text.replace("\x00", "\ufffd")
+def _clean(value: Any) -> Any:
+    """PostgreSQL text holds no NUL (a malformed log's field may)."""
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
 
 
 def _local(store_path: Path) -> sqlite3.Connection:
@@ -261,20 +261,15 @@ def _prepare(local: sqlite3.Connection, part: list[tuple], machine: str, remote:
     vectors = dict(local.execute(
         "SELECT c.chunk_key, e.vector FROM chunks c JOIN embeddings e ON e.text_hash = c.embed_hash"
         f" WHERE c.chunk_key IN ({_marks(keys)})", keys).fetchall())
-    texts = [row[12] or "" for row in part]
-    token_lists = tokens.get_many(texts)
-    missing = [i for i in range(len(texts)) if i not in token_lists]
-    if missing:
-        token_lists.update(zip(missing, tokenize_many([texts[i] for i in missing]), strict=True))
+    token_lists = tokens.tokens([row[12] or "" for row in part], tokenize_many)
     out = _Batch([], 0, 0, 0, Counter())
-    for i, row in enumerate(part):
-        tokens = token_lists[i]
+    for row, tokens in zip(part, token_lists, strict=True):
         blob = vectors.get(row[0])
         vector = None if blob is None else np.frombuffer(blob, dtype=np.float32)
         lexemes = lexeme_positions(tokens)
         korean = is_korean(row[14] or "")  # as the local vector index tells a Korean chunk
-        out.rows.append((machine, *row[:7], int(row[7]), int(row[8]), row[9], row[10], _clean(row[11]), vector,
-                         Tsvector(lexemes), len(tokens), korean))
+        out.rows.append((machine, *map(_clean, row[:7]), int(row[7]), int(row[8]), *map(_clean, row[9:12]),
+                         vector, Tsvector(lexemes), len(tokens), korean))
         if row[0] in remote:
             out.new_vectors += vector is not None
         else:
@@ -370,10 +365,10 @@ def delete_chunks(conn: Any, machine: str, where: str, args: Sequence[Any]) -> i
         f"WITH gone AS (DELETE FROM wwt_chunks WHERE machine_id = %s AND {where}"
         "  RETURNING lex, lex_len, embedding IS NOT NULL AS has_vector, korean),"
         " terms AS (SELECT u.lexeme AS term, count(*) AS n FROM gone, unnest(gone.lex) AS u GROUP BY u.lexeme),"
-        " fixed AS (UPDATE wwt_terms w SET df = w.df - terms.n FROM terms"
-        "  WHERE w.machine_id = %s AND w.term = terms.term RETURNING 1)"
+        " fixed AS (UPDATE wwt_terms w SET df = w.df - terms.n FROM terms"  # runs though nothing reads it
+        "  WHERE w.machine_id = %s AND w.term = terms.term)"
         " SELECT count(*), count(*) FILTER (WHERE has_vector), coalesce(sum(lex_len), 0),"
-        " count(*) FILTER (WHERE korean), (SELECT count(*) FROM fixed) FROM gone", (machine, *args, machine)).fetchone()
+        " count(*) FILTER (WHERE korean) FROM gone", (machine, *args, machine)).fetchone()
     removed, vectors, tokens, korean = int(row[0]), int(row[1]), int(row[2]), int(row[3])
     if removed:
         conn.execute("DELETE FROM wwt_terms WHERE machine_id = %s AND df <= 0", (machine,))

@@ -68,8 +68,8 @@ CREATE INDEX IF NOT EXISTS wwt_chunks_project ON wwt_chunks(project);
 # v2: the lexical leg's statistics kept exact as rows arrive and leave, so a search never counts 1M rows — per
 # machine (each role writes only its own): chunk / vector / Korean-chunk counts and the token total (BM25's N and
 # avgdl), a term's document frequency (idf); and what the vector leg's language correction needs, as local search
-# has it (``wwt.language_axis``): whether a chunk is Korean, and each machine's fitted axis. A machine whose statistics are not known yet (pushed before v2) rebuilds its
-# own on its next push (``stats_ok``).
+# has it (``wwt.language_axis``): whether a chunk is Korean, and each machine's fitted axis. A machine whose
+# statistics are not known yet (pushed before v2) rebuilds its own on its next push (``stats_ok``).
 _V2 = """
 ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS chunk_count bigint NOT NULL DEFAULT 0;
 ALTER TABLE wwt_machines ADD COLUMN IF NOT EXISTS vector_count bigint NOT NULL DEFAULT 0;
@@ -118,14 +118,14 @@ GRANT USAGE ON SEQUENCE wwt_chunks_id_seq TO {GROUP_ROLE};""")
     return "\n".join(parts)
 
 
-def connect(url: str, autocommit: bool = False) -> Any:
+def connect(url: str, autocommit: bool = False, timeout: int = CONNECT_TIMEOUT_S) -> Any:
     """A psycopg connection, or one line naming the server (password masked) and why not."""
     import psycopg
 
     from wwt.team.config import masked
 
     try:
-        return psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, autocommit=autocommit)
+        return psycopg.connect(url, connect_timeout=timeout, autocommit=autocommit)
     except psycopg.Error as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise WwtError(f"team server {masked(url)} unreachable: {reason}") from None
