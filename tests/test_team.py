@@ -287,6 +287,109 @@ def test_server_killed_mid_push_resumes_without_duplicates(pg_server, archives, 
     assert got["sessions"] == want["sessions"]
 
 
+def _indexes(url: str) -> set[str]:
+    with psycopg.connect(url) as conn:
+        return {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'wwt_chunks'")}
+
+
+def _terms_as_pushed_and_as_counted(url: str, machine: str) -> tuple[dict, dict]:
+    """The machine's document frequencies as the push kept them, and as counted from its rows on the server."""
+    with psycopg.connect(url) as conn:
+        kept = dict(conn.execute("SELECT term, df FROM wwt_terms WHERE machine_id = %s", (machine,)).fetchall())
+        counted = dict(conn.execute("SELECT u.lexeme, count(*) FROM wwt_chunks c, unnest(c.lex) AS u"
+                                    " WHERE c.machine_id = %s GROUP BY u.lexeme", (machine,)).fetchall())
+    return kept, counted
+
+
+def test_a_big_first_push_by_the_tables_owner_builds_the_indexes_after_the_load(archives, team_url, tmp_path,
+                                                                                monkeypatch):
+    """The owner's push of at least BULK_MIN chunks into a server holding fewer than twice as many drops the
+    search indexes, loads, and builds them; what it leaves is what an ordinary push leaves: the same rows, exact
+    statistics, both indexes, and team search finds the machine's sessions."""
+    from wwt.team import config
+    from wwt.team.push import push
+
+    monkeypatch.setattr("wwt.team.push.BULK_MIN", 1)  # the fixture archive is small; the rule is tested below
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    report = push(config.load(a), a / "wwt.sqlite3")
+    assert report.bulk and sorted(report.indexes_built) == ["wwt_chunks_embedding", "wwt_chunks_lex"]
+    assert {"wwt_chunks_embedding", "wwt_chunks_lex"} <= _indexes(team_url)
+    mid = machine_id(a)
+    got, want = server_counts(team_url, mid), shared(a)
+    assert got["chunks"] == got["distinct_chunks"] == want["chunks"] and got["sessions"] == want["sessions"]
+    kept, counted = _terms_as_pushed_and_as_counted(team_url, mid)
+    assert kept == counted and kept
+    with psycopg.connect(team_url) as conn:
+        assert conn.execute("SELECT stats_ok, chunk_count FROM wwt_machines WHERE machine_id = %s",
+                            (mid,)).fetchone() == (True, want["chunks"])
+    c = tmp_path / "c"
+    wwt(c, "team", "join", team_url, "--as", "reader")
+    found = json.loads(wwt(c, "search", "--team", "--all", "--json", "-n", "10", _phrase(a)).stdout)["results"]
+    assert any(hit.get("machine") == "laptop-a" for hit in found)
+
+
+def test_a_bulk_push_cut_short_leaves_the_next_push_to_build_the_indexes_and_count_again(
+        archives, team_url, tmp_path, monkeypatch):
+    from wwt.team import config
+    from wwt.team import push as team_push
+
+    monkeypatch.setattr(team_push, "BULK_MIN", 1)
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    real_send, sent = team_push._send, []
+
+    def send_then_fail(pg, machine, item, with_terms=True):
+        if sent:
+            raise OSError("connection lost")
+        sent.append(real_send(pg, machine, item, with_terms))
+
+    monkeypatch.setattr(team_push, "_send", send_then_fail)
+    with pytest.raises(OSError):
+        team_push.push(config.load(a), a / "wwt.sqlite3", batch=1)
+    assert not {"wwt_chunks_embedding", "wwt_chunks_lex"} & _indexes(team_url)  # dropped, never built
+    doctor = wwt(a, "doctor", check=False).stdout
+    assert "search index" in doctor and "wwt_chunks_embedding" in doctor
+    monkeypatch.setattr(team_push, "_send", real_send)
+    monkeypatch.setattr(team_push, "BULK_MIN", 10**9)  # the rest goes the ordinary way
+    report = team_push.push(config.load(a), a / "wwt.sqlite3")
+    assert not report.bulk and sorted(report.indexes_built) == ["wwt_chunks_embedding", "wwt_chunks_lex"]
+    mid = machine_id(a)
+    kept, counted = _terms_as_pushed_and_as_counted(team_url, mid)
+    assert kept == counted
+    assert server_counts(team_url, mid)["chunks"] == shared(a)["chunks"]
+
+
+def test_a_member_never_drops_the_shared_indexes(pg_server, archives, team_url, tmp_path, monkeypatch):
+    from urllib.parse import urlsplit
+
+    from wwt.team import config
+    from wwt.team.push import push
+    from wwt.team.schema import migrate
+
+    monkeypatch.setattr("wwt.team.push.BULK_MIN", 1)
+    database = urlsplit(team_url).path.lstrip("/")
+    member = f"carol_{database}"
+    with psycopg.connect(team_url, autocommit=True) as admin:
+        migrate(admin)
+        admin.execute(f"CREATE ROLE {member} LOGIN IN ROLE wwt_team")
+        admin.execute(f"GRANT CONNECT ON DATABASE {database} TO wwt_team")
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", _db_url(pg_server, database, member), "--as", "carol", "--share-all")
+    report = push(config.load(a), a / "wwt.sqlite3")
+    assert report.chunks > 0 and not report.bulk and not report.indexes_built
+    assert {"wwt_chunks_embedding", "wwt_chunks_lex"} <= _indexes(team_url)
+
+
+def test_bulk_only_when_the_push_is_big_against_what_the_server_holds():
+    from wwt.team.push import BULK_MIN, bulk_wanted
+
+    assert bulk_wanted(BULK_MIN, 0)  # a first big push
+    assert bulk_wanted(50_000, 99_999)  # building over 150k beats inserting 50k (the build is ≈ 3× faster)
+    assert not bulk_wanted(50_000, 100_000)
+    assert not bulk_wanted(BULK_MIN - 1, 0)  # small pushes insert: seconds either way
+
+
 def _restart(server) -> None:
     deadline = time.monotonic() + 60
     while True:
@@ -383,7 +486,7 @@ def test_term_frequencies_read_back_from_the_server_for_any_lexeme(team_url):
     """Tokens with quotes, backslashes, Hangul and repeats: what the server's tsvector text says of a chunk is
     the term frequency wwt pushed (BM25 is scored from it)."""
     from wwt.team.backend import bm25_top
-    from wwt.team.push import Tsvector, lexeme_positions, register_types
+    from wwt.team.push import Tsvector, lexeme_counts, register_types
     from wwt.team.schema import migrate
 
     tokens = ["it's", "c:\\tmp\\x", "캐시", "it's", "plain", "캐시", "캐시", "a''b"]
@@ -393,7 +496,7 @@ def test_term_frequencies_read_back_from_the_server_for_any_lexeme(team_url):
         conn.execute("CREATE TEMP TABLE t (lex tsvector)")
         with conn.cursor().copy("COPY t (lex) FROM STDIN WITH (FORMAT BINARY)") as copy:
             copy.set_types(["tsvector"])
-            copy.write_row([Tsvector(lexeme_positions(tokens))])
+            copy.write_row([Tsvector(lexeme_counts(tokens))])
         terms = sorted(set(tokens))
         text = conn.execute("SELECT ts_filter(setweight(lex, 'A', %s::text[]), '{a}')::text FROM t",
                             (terms,)).fetchone()[0]
@@ -401,6 +504,32 @@ def test_term_frequencies_read_back_from_the_server_for_any_lexeme(team_url):
         [(chunk_id, score)] = bm25_top([(1, len(tokens), text)], {term: 1.0}, float(len(tokens)), 5)
         tf = tokens.count(term)
         assert score == pytest.approx(tf * 2.2 / (tf + 1.2)), term
+
+
+def test_tokens_past_tsvector_limits_are_cut_not_refused(team_url):
+    """PostgreSQL's documented tsvector limits (a lexeme < 2 KB, ≤ 256 positions per lexeme, 1 MB of lexemes):
+    a chunk whose tokens pass them still goes to the server — the too-long token and a NUL-bearing one left out,
+    a word repeated 300 times counted 255 times, everything else kept."""
+    from wwt.team.push import Tsvector, lexeme_counts, register_types
+    from wwt.team.schema import migrate
+
+    tokens = ["kept", "x" * 2047, "nul\x00inside", *["again"] * 300, "y" * 2046, "끝"]
+    counts = lexeme_counts(tokens)
+    assert counts == {"kept": 1, "again": 255, "y" * 2046: 1, "끝": 1}
+    many = [f"token{i:07d}" + "z" * 100 for i in range(12_000)]  # ≈ 1.3 MB of distinct lexemes
+    assert sum(len(t) for t in lexeme_counts(many)) <= 1_000_000
+    with psycopg.connect(team_url) as conn:
+        migrate(conn)  # pgvector's extension: register_types adapts its vectors too
+        register_types(conn)
+        conn.execute("CREATE TEMP TABLE t (lex tsvector)")
+        with conn.cursor().copy("COPY t (lex) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["tsvector"])
+            copy.write_row([Tsvector(counts)])
+            copy.write_row([Tsvector(lexeme_counts(many))])
+        sizes = [r[0] for r in conn.execute("SELECT length(lex) FROM t")]
+        again = conn.execute("SELECT ts_filter(setweight(lex, 'A', '{again}'), '{a}')::text FROM t LIMIT 1").fetchone()[0]
+    assert sizes[0] == 4 and sizes[1] == len(lexeme_counts(many)) > 8000
+    assert again.count(",") + 1 == 255
 
 
 def test_candidates_come_from_the_rare_words_then_from_chunks_holding_two_common_ones():

@@ -461,7 +461,7 @@ def check_team(connect_timeout: int = 3) -> list[Finding]:
         import psycopg  # noqa: F401
     except ImportError:
         return [*findings, Finding(FAIL, "team", INSTALL_HINT, "pip install 'whatwasthat[team]'")]
-    from wwt.team.schema import SCHEMA_VERSION, connect, schema_version
+    from wwt.team.schema import SCHEMA_VERSION, connect, missing_search_indexes, schema_version
 
     server = team_config.masked(conf.url)
     if not conf.shared:
@@ -485,8 +485,13 @@ def check_team(connect_timeout: int = 3) -> list[Finding]:
                                        f"{SCHEMA_VERSION}", "upgrade wwt")]
         row = conn.execute("SELECT label, chunk_count, last_push FROM wwt_machines WHERE machine_id = %s",
                            (conf.machine_id,)).fetchone()
+        missing = missing_search_indexes(conn)
     finally:
         conn.close()
+    if missing:  # a bulk push stopped between dropping them and building them: team search scans meanwhile
+        findings.append(Finding(WARN, "team", f"the team server lacks its search index(es) {', '.join(missing)} "
+                                "(a big push was cut short); team search is slow until they are built",
+                                "`wwt team push` by the tables' owner builds them"))
     if row is None:
         findings.append(Finding(WARN, "team", f"this machine ({conf.label}) is no longer registered on {server}",
                                 "`wwt team join <url>` again"))

@@ -39,7 +39,7 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 
 def korean_share(text: str) -> float:
     """Share of the letters in ``text`` that are Hangul (0 for no letters)."""
-    letters = sum(1 for ch in text if ch.isalpha())
+    letters = sum(map(str.isalpha, text))
     return len(_HANGUL.findall(text)) / letters if letters else 0.0
 
 

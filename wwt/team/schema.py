@@ -14,6 +14,14 @@ DIM = 384
 GROUP_ROLE = "wwt_team"
 CONNECT_TIMEOUT_S = 5
 
+# The search indexes a bulk push drops and builds again after its load (``wwt.team.push``): name → definition.
+SEARCH_INDEXES = {
+    "wwt_chunks_embedding": "CREATE INDEX IF NOT EXISTS wwt_chunks_embedding ON wwt_chunks"
+                            " USING hnsw (embedding vector_cosine_ops)",
+    "wwt_chunks_lex": "CREATE INDEX IF NOT EXISTS wwt_chunks_lex ON wwt_chunks USING gin (lex)",
+}
+BUILD_MEMORY_CAP_MB = 1024  # maintenance_work_mem for a build: the HNSW graph in memory, within a modest server
+
 _V1 = f"""
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE TABLE IF NOT EXISTS wwt_machines (
@@ -60,8 +68,6 @@ CREATE TABLE IF NOT EXISTS wwt_chunks (
     owner name NOT NULL DEFAULT current_user,
     PRIMARY KEY (machine_id, chunk_key)
 );
-CREATE INDEX IF NOT EXISTS wwt_chunks_embedding ON wwt_chunks USING hnsw (embedding vector_cosine_ops);
-CREATE INDEX IF NOT EXISTS wwt_chunks_lex ON wwt_chunks USING gin (lex);
 CREATE INDEX IF NOT EXISTS wwt_chunks_project ON wwt_chunks(project);
 """
 
@@ -151,6 +157,7 @@ def migrate(conn: Any) -> int:
             return found
         conn.execute("CREATE TABLE IF NOT EXISTS wwt_meta (key text PRIMARY KEY, value text NOT NULL)")
         conn.execute(_V1)
+        conn.execute(";\n".join(SEARCH_INDEXES.values()))
         conn.execute(_V2)
         conn.execute(_rls_sql())
         conn.execute(
@@ -164,3 +171,40 @@ def register_machine(conn: Any, machine_id: str, label: str) -> None:
         conn.execute(
             "INSERT INTO wwt_machines (machine_id, label) VALUES (%s, %s) "
             "ON CONFLICT (machine_id) DO UPDATE SET label = excluded.label", (machine_id, label))
+
+
+def missing_search_indexes(conn: Any) -> list[str]:
+    """The search indexes absent from the server (a bulk push killed between its drop and its build)."""
+    present = {r[0] for r in conn.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'wwt_chunks'")}
+    return [name for name in SEARCH_INDEXES if name not in present]
+
+
+def owns_chunks(conn: Any) -> bool:
+    """Whether this role may drop and build the chunk table's indexes (it owns the table, or is a superuser)."""
+    row = conn.execute("SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class"
+                       " WHERE oid = to_regclass('wwt_chunks')").fetchone()
+    return bool(row and row[0])
+
+
+def build_memory_mb(rows: int) -> int:
+    """maintenance_work_mem for building the indexes over ``rows`` chunks: enough for pgvector to keep the HNSW
+    graph in memory (≈ 3 KB a 384-d vector with its links), at least 64 MB, at most BUILD_MEMORY_CAP_MB (past it
+    pgvector goes on building on disk, slower)."""
+    return max(64, min(BUILD_MEMORY_CAP_MB, (rows * 3 + 1023) // 1024))
+
+
+def build_search_indexes(conn: Any, rows: int) -> list[str]:
+    """Build the missing search indexes (each in its own transaction: other members' searches read meanwhile,
+    their writes wait for the build). The names built."""
+    built = []
+    for name in missing_search_indexes(conn):
+        conn.commit()
+        with conn.transaction():
+            current = int(conn.execute(
+                "SELECT setting::bigint * 1024 / 1048576 FROM pg_settings WHERE name = 'maintenance_work_mem'"
+            ).fetchone()[0])  # setting is in kB
+            conn.execute(f"SET LOCAL maintenance_work_mem = '{max(current, build_memory_mb(rows))}MB'")
+            conn.execute(SEARCH_INDEXES[name])
+        built.append(name)
+    return built
