@@ -193,6 +193,9 @@ class _Legs:
     def search_tokens(self, tokens, filters, limit):
         return list(self.hits)[:limit]
 
+    def term_hits(self, terms, filters, cap):
+        return {term: min(cap, len(self.hits)) for term in terms}
+
     def count(self) -> int:
         return len(self.ids or ())
 

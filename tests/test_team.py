@@ -532,6 +532,41 @@ def test_tokens_past_tsvector_limits_are_cut_not_refused(team_url):
     assert again.count(",") + 1 == 255
 
 
+def test_the_flags_word_checks_count_chunks_in_scope_from_statistics_or_rows_alike(archives, team_url, tmp_path):
+    """The "nothing relevant" flag asks how many chunks in scope hold each question word (up to 2). Unfiltered, the
+    team server answers from the machines' document frequencies; filtered, from the rows — both must say what a
+    count over the rows says, leaving out the searching machine's own rows."""
+    from wwt.models import Filters
+    from wwt.team.backend import TeamBackend
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    b = _copy_home(archives["b"], tmp_path / "b")
+    for home, label in ((a, "laptop-a"), (b, "desk-b")):
+        wwt(home, "team", "join", team_url, "--as", label, "--share-all")
+        wwt(home, "team", "push")
+    own = machine_id(a)
+    with psycopg.connect(team_url) as conn:
+        common = [r[0] for r in conn.execute(
+            "SELECT term FROM wwt_terms GROUP BY term ORDER BY sum(df) DESC, term LIMIT 4")]
+        once = [r[0] for r in conn.execute(
+            "SELECT term FROM wwt_terms GROUP BY term HAVING sum(df) = 1 ORDER BY term LIMIT 4")]
+        words = [*common, *once, "zzznowhere"]
+        project = conn.execute("SELECT project FROM wwt_chunks WHERE machine_id <> %s LIMIT 1", (own,)).fetchone()[0]
+
+        def counted(extra: str, args: tuple) -> dict[str, int]:
+            return {w: min(2, conn.execute("SELECT count(*) FROM wwt_chunks WHERE machine_id <> %s AND"
+                                           f" lex @@ to_tsquery('simple', quote_literal(%s)){extra}",
+                                           (own, w, *args)).fetchone()[0]) for w in words}
+
+        unfiltered = TeamBackend(conn, Filters(), exclude_machine=own).term_hits(words, None, 2)
+        filtered = TeamBackend(conn, Filters(project=project), exclude_machine=own).term_hits(words, None, 2)
+        searched = TeamBackend(conn, Filters(project=project), exclude_machine=own)
+        searched.search_tokens(words, None, 30)  # the search's own candidates answer part of the checks
+        assert unfiltered == counted("", ())
+        assert filtered == searched.term_hits(words, None, 2) == counted(" AND project = %s", (project,))
+    assert set(unfiltered.values()) >= {0, 2}
+
+
 def test_candidates_come_from_the_rare_words_then_from_chunks_holding_two_common_ones():
     from wwt.team.backend import candidate_queries
 

@@ -283,6 +283,10 @@ class LexicalIndex:
         results.sort(key=lambda item: (-item[1], item[0]))
         return results
 
+    def term_hits(self, terms: Sequence[str], filters: Filters | None, cap: int) -> dict[str, int]:
+        """How many chunks in scope each term occurs in, counted up to ``cap``."""
+        return {term: len(self.search_tokens([term], filters, cap)) for term in terms}
+
     def doc_freqs(self, terms: Iterable[str]) -> dict[str, int]:
         """How many chunks (in the whole index, unfiltered) each term occurs in: how rare it is here."""
         searcher = self._index.searcher()

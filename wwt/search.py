@@ -580,8 +580,7 @@ LANGUAGE_WIDEN = 4  # a bilingual archive: the vector leg fetches this × its de
 
 def term_hits(lexical: _Lexical, terms: Sequence[str], filters: Filters) -> dict[str, int]:
     """How many chunks in scope (capped at 2) each of the first MAX_TERMS_CHECKED query terms occurs in."""
-    checked = list(dict.fromkeys(terms))[:MAX_TERMS_CHECKED]
-    return {term: len(lexical.search_tokens([term], filters, 2)) for term in checked}
+    return lexical.term_hits(list(dict.fromkeys(terms))[:MAX_TERMS_CHECKED], filters, 2)
 
 
 # ---------------------------------------------------------------------------------------------- orchestration
@@ -611,6 +610,8 @@ class _Lexical(Protocol):
     def search(self, query: str, filters: Filters, limit: int) -> list[tuple[int, float]]: ...
 
     def search_tokens(self, tokens: list[str], filters: Filters, limit: int) -> list[tuple[int, float]]: ...
+
+    def term_hits(self, terms: Sequence[str], filters: Filters, cap: int) -> dict[str, int]: ...
 
 
 class _Vector(Protocol):

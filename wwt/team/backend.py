@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,7 +87,9 @@ class TeamBackend:
         self.filters = filters
         self.exclude_machine = exclude_machine  # this machine's own rows: the local search has them already
         self._totals: tuple[int, int, float, int] | None = None
+        self._stats_exact = False  # every machine's term frequencies known (``stats_ok``)
         self._dfs: dict[str, int] = {}
+        self._held: dict[tuple, Counter] = {}  # scope → chunks the lexical leg read holding each question word
         self.labels: dict[str, tuple[str, str]] = {}  # session id → (machine id, label)
         # wwt.search.SearchBackend: this object answers the chunk look-ups and the lexical leg itself
         self.store = self
@@ -116,11 +119,41 @@ class TeamBackend:
         """(chunks, chunks with a vector, mean tokens per chunk, Korean chunks) of the team archive, from the
         machines' exact counters (``wwt_machines``): a count over a million rows would cost more than the search."""
         if self._totals is None:
-            n, v, tokens, korean = (int(x) for x in self.conn.execute(  # sum(bigint) is numeric: Decimal
+            row = self.conn.execute(
                 "SELECT coalesce(sum(chunk_count), 0), coalesce(sum(vector_count), 0), coalesce(sum(lex_total), 0),"
-                " coalesce(sum(korean_count), 0) FROM wwt_machines").fetchone())
+                " coalesce(sum(korean_count), 0), coalesce(bool_and(stats_ok), true) FROM wwt_machines").fetchone()
+            n, v, tokens, korean = (int(x) for x in row[:4])  # sum(bigint) is numeric: Decimal
             self._totals = (n, v, tokens / n if n else 1.0, korean)
+            self._stats_exact = bool(row[4])
         return self._totals
+
+    def term_hits(self, terms: Sequence[str], filters: Filters | None, cap: int) -> dict[str, int]:
+        """How many chunks in scope each term occurs in, up to ``cap`` (the flag's check whether the question's
+        words were said). A search over everything but this machine's rows is answered by the machines' exact
+        document frequencies, with no chunk read; a filtered one reads at most ``cap`` matching rows a word."""
+        from wwt.team.push import tsquery_literal
+
+        where, args = _where(filters or self.filters)
+        if where == "true":
+            self._stats()
+            if self._stats_exact:
+                wanted = list(dict.fromkeys(terms))
+                found = dict(self.conn.execute(
+                    "SELECT term, sum(df) FROM wwt_terms WHERE term = ANY(%s) AND machine_id IS DISTINCT FROM %s"
+                    " GROUP BY term", (wanted, self.exclude_machine)).fetchall())
+                return {term: min(cap, int(found.get(term) or 0)) for term in wanted}
+        where, args = _where(filters or self.filters, exclude_machine=self.exclude_machine)
+        held = self._held.get((where, tuple(args)), Counter())
+        out = {}
+        for term in dict.fromkeys(terms):
+            match = tsquery_literal([term])
+            if held[term] >= cap:  # the search's own candidates hold it often enough (a common word's check
+                out[term] = cap    # is the costly one: its whole posting list)
+                continue
+            out[term] = 0 if not match else int(self.conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM wwt_chunks c"
+                f" WHERE c.lex @@ %s::tsquery AND {where} LIMIT %s) AS hits", (match, *args, cap)).fetchone()[0])
+        return out
 
     def count(self) -> int:
         return self._stats()[0]
@@ -171,6 +204,9 @@ class TeamBackend:
                 "SELECT c.id, c.lex_len, ts_filter(setweight(c.lex, 'A', %s::text[]), '{a}')::text FROM wwt_chunks c"
                 f" WHERE c.lex @@ %s::tsquery AND NOT (c.id = ANY(%s)) AND {where} LIMIT %s",
                 (terms, match, seen, *args, budget - len(rows))).fetchall()
+        held = self._held.setdefault((where, tuple(args)), Counter())
+        for _, _, text in rows:  # chunks in this scope seen holding each word: the flag's checks need no more
+            held.update(lexeme for lexeme, _ in lexeme_tfs(text))
         return bm25_top(rows, dict(zip(terms, idf, strict=True)), avgdl, limit)
 
     # ---- vector leg
@@ -207,14 +243,19 @@ def bm25_top(rows: Iterable[tuple[int, int, str]], idf: dict[str, float], avgdl:
     for chunk_id, length, text in rows:
         norm = K1 * (1 - B + B * (length or 0) / avgdl)
         score = 0.0
-        for lexeme, positions in _LEXEME.findall(text or ""):
-            weight = idf.get(lexeme.replace("''", "'").replace("\\\\", "\\"))
+        for lexeme, tf in lexeme_tfs(text):
+            weight = idf.get(lexeme)
             if weight:
-                tf = positions.count(",") + 1
                 score += weight * tf * (K1 + 1) / (tf + norm)
         if score > 0:
             scored.append((-score, int(chunk_id)))
     return [(chunk_id, -neg) for neg, chunk_id in heapq.nsmallest(limit, scored)]
+
+
+def lexeme_tfs(text: str | None) -> list[tuple[str, int]]:
+    """(lexeme, term frequency) of a tsvector's text form ('it''s':1,2 'x':1): a frequency is its positions."""
+    return [(lexeme.replace("''", "'").replace("\\\\", "\\"), positions.count(",") + 1)
+            for lexeme, positions in _LEXEME.findall(text or "")]
 
 
 def candidate_queries(freqs: dict[str, int], budget: int) -> tuple[str, str]:
