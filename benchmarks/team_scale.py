@@ -530,7 +530,8 @@ def markdown(facts: dict, args) -> str:
         lines += [f"| {row['budget']:,} | {row['p50']:.0f} ms | {row['p95']:.0f} ms |" for row in m["by_budget"]]
         if "one_project" in m:
             lines += ["", f"Searching one project of 12 (≈ {m['n'] // 12:,} chunks; the flag's per-word checks then "
-                      "read matching rows instead of the machines' document frequencies), default settings: p50 "
+                      "cannot use the machines' document frequencies: the search's own candidates answer a word they hold twice, "
+                      "rows are read for the rest), default settings: p50 "
                       f"{m['one_project']['p50']:.0f} ms, p95 {m['one_project']['p95']:.0f} ms."]
     return "\n".join(lines)
 
