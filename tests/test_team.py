@@ -390,6 +390,41 @@ def test_bulk_only_when_the_push_is_big_against_what_the_server_holds():
     assert not bulk_wanted(BULK_MIN - 1, 0)  # small pushes insert: seconds either way
 
 
+def test_share_all_shares_projects_that_appear_later_but_not_one_taken_back(archives, team_url, tmp_path):
+    """--share-all means every project, those the archive gains later too; `unshare` takes one back for good."""
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    wwt(a, "team", "push")
+    before = set(json.loads((a / "team.json").read_text())["shared"])
+    later = next(path for path in MACHINE_B if _projects_of(path, tmp_path) - before)  # a project new to a
+    wwt(a, "ingest", str(later))
+    new = _projects_of(later, tmp_path) - before
+    status = json.loads(wwt(a, "team", "status", "--json").stdout)
+    assert new <= set(status["shared"]) and status["pending_chunks"] > 0 and status["share_all"]
+    wwt(a, "team", "push")
+    with psycopg.connect(team_url) as conn:
+        on_server = {r[0] for r in conn.execute("SELECT DISTINCT project FROM wwt_sessions")}
+    assert new <= on_server and before <= on_server
+    gone = sorted(new)[0]
+    wwt(a, "team", "unshare", gone)
+    wwt(a, "team", "push")
+    with psycopg.connect(team_url) as conn:
+        assert conn.execute("SELECT count(*) FROM wwt_sessions WHERE project = %s", (gone,)).fetchone()[0] == 0
+    assert gone in json.loads((a / "team.json").read_text())["unshared"]
+
+
+def _projects_of(log: Path, tmp_path: Path) -> set[str]:
+    """The projects a log's sessions get when ingested alone."""
+    home = tmp_path / f"probe-{log.stem}"
+    if not (home / "wwt.sqlite3").exists():
+        wwt(home, "ingest", str(log))
+    conn = sqlite3.connect(home / "wwt.sqlite3")
+    try:
+        return {r[0] for r in conn.execute("SELECT DISTINCT project FROM sessions WHERE project IS NOT NULL")}
+    finally:
+        conn.close()
+
+
 def _restart(server) -> None:
     deadline = time.monotonic() + 60
     while True:

@@ -78,13 +78,25 @@ def join(
         register_machine(conn, conf.machine_id, conf.label)
     finally:
         conn.close()
-    projects = _local_projects() if share_all else []
-    for name in [*share, *projects]:
+    for name in share:
         if name not in conf.shared:
             conf.shared.append(name)
+    if share_all:
+        conf.share_all = True
+        conf.unshared = []
+        config.adopt_new_projects(conf, _local_projects())
     config.save(home, conf)
     typer.echo(f"joined {config.masked(url)} (schema {version}) as {conf.label}")
-    typer.echo("sharing: " + (", ".join(conf.shared) if conf.shared else "nothing yet (wwt team share PROJECT)"))
+    typer.echo("sharing: " + _sharing(conf))
+
+
+def _sharing(conf: Any) -> str:
+    """What this machine shares, in words."""
+    if conf.share_all:
+        named = ", ".join(conf.shared) or "none yet"
+        but = f"; not {', '.join(conf.unshared)}" if conf.unshared else ""
+        return f"every project, those to come too ({named}{but})"
+    return ", ".join(conf.shared) if conf.shared else "nothing yet (wwt team share PROJECT)"
 
 
 def _local_projects() -> list[str]:
@@ -102,6 +114,8 @@ def share(project: str = typer.Argument(..., help="Project name (as `wwt search`
     conf = _config()
     if project not in conf.shared:
         conf.shared.append(project)
+    if project in conf.unshared:
+        conf.unshared.remove(project)
     config.save(_home(), conf)
     typer.echo(f"sharing {project}: run `wwt team push` to send it")
 
@@ -115,6 +129,8 @@ def unshare(project: str = typer.Argument(...)) -> None:
     conf = _config()
     if project in conf.shared:
         conf.shared.remove(project)
+    if conf.share_all and project not in conf.unshared:
+        conf.unshared.append(project)  # --share-all must not take it back at the next push
     config.save(_home(), conf)
     conn = _connect(conf.url)
     try:
@@ -166,21 +182,23 @@ def status(as_json: bool = typer.Option(False, "--json")) -> None:
     """The server (password hidden), this machine, what is shared, pushed and pending, the last error."""
     from wwt.paths import store_path
     from wwt.team import config
-    from wwt.team.push import _local, counts
+    from wwt.team.push import _local, archive_projects, counts
 
     conf = _config()
-    info: dict[str, Any] = {"server": config.masked(conf.url), "machine_id": conf.machine_id, "label": conf.label,
-                            "shared": conf.shared, "last_push": conf.last_push, "last_error": conf.last_error}
     local_chunks = 0
-    if conf.shared and store_path().exists():
+    if (conf.shared or conf.share_all) and store_path().exists():
         conn = _local(store_path())
         try:
+            config.adopt_new_projects(conf, archive_projects(conn))  # what the next push will share
             marks = ",".join("?" * len(conf.shared))
             local_chunks = conn.execute(
                 "SELECT count(*) FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
                 f" WHERE r.project IN ({marks})", conf.shared).fetchone()[0]
         finally:
             conn.close()
+    info: dict[str, Any] = {"server": config.masked(conf.url), "machine_id": conf.machine_id, "label": conf.label,
+                            "shared": conf.shared, "share_all": conf.share_all, "unshared": conf.unshared,
+                            "last_push": conf.last_push, "last_error": conf.last_error}
     info["local_chunks"] = local_chunks
     try:
         pg = _connect(conf.url)
@@ -198,7 +216,7 @@ def status(as_json: bool = typer.Option(False, "--json")) -> None:
         return
     typer.echo(f"server: {info['server']} ({'reachable' if info.get('reachable') else 'unreachable'})")
     typer.echo(f"this machine: {conf.label} ({conf.machine_id})")
-    typer.echo("shared: " + (", ".join(conf.shared) or "nothing"))
+    typer.echo("shared: " + _sharing(conf))
     if info.get("reachable"):
         rows = info["server_rows"]
         typer.echo(f"on the server: {rows['sessions']} session(s), {rows['messages']} message(s), "

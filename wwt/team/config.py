@@ -22,12 +22,24 @@ class TeamConfig:
     machine_id: str
     label: str
     shared: list[str] = field(default_factory=list)
+    share_all: bool = False  # joined with --share-all: a project the archive gains later is shared too
+    unshared: list[str] = field(default_factory=list)  # with share_all: projects the user took back
     last_push: str | None = None
     last_error: str | None = None
     pushed: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def adopt_new_projects(config: TeamConfig, projects: list[str]) -> list[str]:
+    """With ``share_all``, the archive's projects not shared yet and never unshared join ``shared``; the names
+    added (none without ``share_all``: sharing is asked for, project by project, otherwise)."""
+    if not config.share_all:
+        return []
+    added = [name for name in dict.fromkeys(projects) if name not in config.shared and name not in config.unshared]
+    config.shared.extend(added)
+    return added
 
 
 def config_path(home: Path) -> Path:
