@@ -160,7 +160,6 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
     conn = connect(config.url)
     local = _local(store_path)
     cache: TokenCache | None = None
-    side = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wwt-push-messages")
     try:
         machine = config.machine_id
         from wwt.team.config import adopt_new_projects
@@ -193,8 +192,6 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
                      "ended_at", "title"], [(machine, *row) for row in sessions], ["machine_id", "session_id"])
             report.sessions = len(sessions)
 
-        # messages go on their own connection while the chunks are sent: the server's work beside the push's own
-        messages = side.submit(_sync_messages, config.url, store_path, machine, session_ids, batch * 4)
         # chunks: what the server lacks, or holds without the vector the archive now has
         remote = {k: has for k, has in conn.execute(
             "SELECT chunk_key, embedding IS NOT NULL FROM wwt_chunks WHERE machine_id = %s", (machine,))}
@@ -237,29 +234,7 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         if todo or stale:
             _push_language_axis(conn, local, machine, shared)
 
-        report.messages, report.deleted_messages = messages.result()
-        with conn.transaction():
-            conn.execute("UPDATE wwt_machines SET last_push = now() WHERE machine_id = %s", (machine,))
-    finally:
-        side.shutdown(wait=True)  # the messages' connection ends before the lock's does
-        local.close()
-        if cache is not None:
-            cache.close()
-        conn.close()  # the advisory lock goes with the session
-    report.seconds = time.monotonic() - started
-    return report
-
-
-def _sync_messages(url: str, store_path: Path, machine: str, session_ids: list[str], batch: int) -> tuple[int, int]:
-    """The machine's messages on the server made the archive's for ``session_ids``, on a connection of its own:
-    by key (text never changes under a key; a rewritten message gets a new native id) — the missing sent, the
-    ones the archive no longer has deleted. (messages sent, messages deleted)."""
-    from wwt.team.schema import connect
-
-    conn = connect(url)
-    local = _local(store_path)
-    sent = deleted = 0
-    try:
+        # messages: by key; text never changes under a key (a rewritten message gets a new native id)
         remote_messages = {(s, n) for s, n in conn.execute(
             "SELECT session_id, native_id FROM wwt_messages WHERE machine_id = %s", (machine,))}
         conn.commit()
@@ -274,20 +249,25 @@ def _sync_messages(url: str, store_path: Path, machine: str, session_ids: list[s
                     "DELETE FROM wwt_messages m USING unnest(%s::text[], %s::text[]) AS x(s, n)"
                     " WHERE m.machine_id = %s AND m.session_id = x.s AND m.native_id = x.n",
                     ([s for s, _ in extra], [n for _, n in extra], machine))
-            deleted = len(extra)
+            report.deleted_messages = len(extra)
         missing = [m for m in local_messages if (m[0], m[1]) not in remote_messages]
-        for start in range(0, len(missing), batch):
-            part = missing[start:start + batch]
+        for start in range(0, len(missing), batch * 4):
+            part = missing[start:start + batch * 4]
             with conn.transaction():
                 _upsert(conn, "wwt_messages",
                         ["session_id", "native_id", "seq", "role", "kind", "text", "timestamp", "tool_name"],
                         [(machine, *m) for m in part], ["machine_id", "session_id", "native_id"],
                         casts={"seq": "integer"})
-            sent += len(part)
+            report.messages += len(part)
+        with conn.transaction():
+            conn.execute("UPDATE wwt_machines SET last_push = now() WHERE machine_id = %s", (machine,))
     finally:
         local.close()
-        conn.close()
-    return sent, deleted
+        if cache is not None:
+            cache.close()
+        conn.close()  # the advisory lock goes with the session
+    report.seconds = time.monotonic() - started
+    return report
 
 
 @dataclass
