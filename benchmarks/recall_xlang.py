@@ -64,6 +64,16 @@ same language, against the kept rule's 0.54 / 0.61, 0.83:
   0.56–0.67 / 0.49–0.54; weight 0.6 costs same-language and dev questions). It did not carry: held-out
   0.72 / 0.53, 0.93, 0.90 (off) → 0.72 / 0.42, 0.93, 0.83. For Korean questions only: no tuning gain (0.61 / 0.54,
   0.83–0.87). Only terms in ≥ 2 chunks: the same within one question.
+- a bilingual lexicon mined from e5's space (2026-12-05, branch `lexicon`: `wwt/lexicon.py`, `run_search(lexicon=…)`,
+  `benchmarks/recall_lexicon.py`, not merged): each question word's nearest archive words in the other script
+  (vectors centred per script, mutual top-3, k 2, threshold 0.35) added to the lexical query at 0.35 of a query
+  token. Tuning 0.61 / 0.54, 0.83, 0.94 → 0.89 / 0.54, 0.83, 0.94; held-out once 0.72 / 0.53, 0.93, 0.90 → 0.83 /
+  0.61, 0.96, 0.90 (keyword R@1 unchanged) — but with 1,000 distractor sessions (KorQuAD + stdlib docstrings) no
+  held-out gain at all (0.50 / 0.21 both), and +20–35 ms a warm search (one e5 call for the question's words):
+  kept off main until it holds on a real-size archive within the latency budget.
+- seen, not tried: on the 100k team-scale archive (`team_scale.py --agreement`, exact vector legs) the RAW question's
+  vector found more answers than the question embedded with its glossary translations (`bridged_query`): R@3
+  held-out 0.46 vs 0.41, tuning 0.44 vs 0.40 — the bridge text may cost more than it brings at scale.
 Session-level vectors and finer chunks were not tried: this archive has 59 chunks for 52 sessions (one chunk for
 most sessions: a session vector would be its chunk's vector)."""
 

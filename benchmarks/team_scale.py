@@ -29,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -70,12 +71,49 @@ def pct(values: list[float], q: float) -> float:
 # ------------------------------------------------------------------------------------------ agreement at 100k
 
 
-def agreement(server, work: Path, budgets: list[int], log) -> dict:
+@contextmanager
+def exact_vector_legs():
+    """Both vector legs exact — the local one scanning every vector (``VectorIndex._exact``), the team's with
+    index scans off (PostgreSQL then sorts every row by distance) — so what is left between local and team
+    search is the ranking code, not two approximate indexes' different misses."""
+    from wwt.team.backend import TeamBackend
+    from wwt.vector_index import VectorIndex
+
+    graph, team = VectorIndex._graph, TeamBackend.vector_search
+
+    whole: dict[int, tuple[list[int], np.ndarray]] = {}  # the index's every vector, read once
+
+    def every_vector(self, query, k, allowed):
+        if allowed is not None:
+            return self._exact(query, allowed, k)
+        if id(self) not in whole:
+            ids = sorted(self._alive)
+            whole[id(self)] = (ids, np.asarray(self._index.get_items(ids), dtype=np.float32))
+        ids, matrix = whole[id(self)]
+        scores = matrix @ query
+        order = np.lexsort((np.asarray(ids), -scores))[:k]
+        return [(ids[i], float(scores[i])) for i in order]
+
+    def scanned(self, vector, k, allowed=None):
+        with self.conn.transaction():
+            self.conn.execute("SET LOCAL enable_indexscan = off")
+            return team(self, vector, k, allowed)
+
+    VectorIndex._graph, TeamBackend.vector_search = every_vector, scanned
+    try:
+        yield
+    finally:
+        VectorIndex._graph, TeamBackend.vector_search = graph, team
+
+
+def agreement(server, work: Path, budgets: list[int], log, member_push: bool = True) -> dict:
     import psycopg
     from recall import DEV_LOGS, LIMIT, relevant_roots, with_split
     from team_push import fresh_team
 
+    from wwt.glossary import translations
     from wwt.models import Filters
+    from wwt.search import bridged_query
     from wwt.service import Memory
     from wwt.team.backend import team_search
     from wwt.team.config import new_config
@@ -102,7 +140,7 @@ def agreement(server, work: Path, budgets: list[int], log) -> dict:
     log(f"archive: {chunks} chunks, {messages} messages, {len(projects)} projects")
 
     pushes = {}
-    for role in ("member", "owner"):  # a member inserts into the indexes; the tables' owner builds them after
+    for role in ("member", "owner") if member_push else ("owner",):  # a member inserts into the indexes; the tables' owner builds them after
         url = fresh_team(server, f"agreement_{role}", owner=role == "owner")
         conf = new_config(url, "scale")
         conf.shared = projects
@@ -112,8 +150,9 @@ def agreement(server, work: Path, budgets: list[int], log) -> dict:
         pushes[role] = report.to_dict()
         log(f"push as {role}: {report.chunks} chunks + {report.messages} messages in {report.seconds:.1f} s"
             f" (bulk: {report.bulk})")
-    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
-        conn.execute("DROP DATABASE agreement_member")
+    if member_push:
+        with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+            conn.execute("DROP DATABASE agreement_member")
 
     import wwt.team.backend as backend
 
@@ -123,12 +162,16 @@ def agreement(server, work: Path, budgets: list[int], log) -> dict:
     shared_roots = {r[0] for r in store.conn.execute("SELECT session_id FROM sessions WHERE project IS NOT NULL")}
     answerable = [item for item in dev if item["kind"] != "negative"]
     asked = [item for item in answerable if relevant_roots(store, item["relevant"]) <= shared_roots]
-    local_ranks, vectors = [], []
+    local_ranks, exact_ranks, vectors = [], [], []
     for item in asked:
         relevant = relevant_roots(store, item["relevant"])
-        local = [h.session_id for h in memory.search_outcome(item["q"], Filters(platform=item.get("source")), LIMIT).hits]
+        filters = Filters(platform=item.get("source"))
+        local = [h.session_id for h in memory.search_outcome(item["q"], filters, LIMIT).hits]
         local_ranks.append((relevant, local))
-        vectors.append(memory._get_embedder().embed_query(item["q"]))
+        with exact_vector_legs():
+            exact_ranks.append((relevant, [h.session_id for h in memory.search_outcome(item["q"], filters, LIMIT).hits]))
+        # the vector local search embeds: the question with its glossary translations (wwt.search.bridged_query)
+        vectors.append(memory._get_embedder().embed_query(bridged_query(item["q"], translations(item["q"]))))
     memory.close()
 
     def rank(ranked: list[str], relevant: set[str]) -> int | None:
@@ -138,27 +181,36 @@ def agreement(server, work: Path, budgets: list[int], log) -> dict:
         return sum(1 for r in part if r[key] is not None and r[key] <= 3) / len(part)
 
     out = {"chunks": chunks, "messages": messages, "unshared_chunks": unshared, "push": pushes["owner"],
-           "push_member": pushes["member"],
+           "push_member": pushes.get("member"),
            "left_out": len(answerable) - len(asked), "by_budget": []}
+
+    def compare(conn, ranks: list) -> tuple[dict, list[float]]:
+        rows = []
+        for item, (relevant, local), vector in zip(asked, ranks, vectors, strict=True):
+            filters = Filters(platform=item.get("source"))
+            started = time.perf_counter()
+            team = [h.session_id for h in team_search(conn, item["q"], filters, LIMIT, lambda _q, v=vector: v).hits]
+            rows.append({"split": item["split"], "local": rank(local, relevant), "team": rank(team, relevant),
+                         "seconds": time.perf_counter() - started, "same_top3": local[:3] == team[:3]})
+        parts = {}
+        for name, part in (("held-out", [r for r in rows if r["split"] == "held"]),
+                           ("tuning", [r for r in rows if r["split"] == "tune"]), ("all", rows)):
+            parts[name] = {"n": len(part), "local": r3(part, "local"), "team": r3(part, "team"),
+                           "same_top3": sum(r["same_top3"] for r in part)}
+        return parts, [r["seconds"] * 1000 for r in rows]
+
     with psycopg.connect(url) as conn:
+        default_budget = backend.CANDIDATE_BUDGET
         for budget in budgets:
             backend.CANDIDATE_BUDGET = budget
-            rows = []
-            for item, (relevant, local), vector in zip(asked, local_ranks, vectors, strict=True):
-                filters = Filters(platform=item.get("source"))
-                started = time.perf_counter()
-                team = [h.session_id for h in team_search(conn, item["q"], filters, LIMIT, lambda _q, v=vector: v).hits]
-                rows.append({"split": item["split"], "local": rank(local, relevant), "team": rank(team, relevant),
-                             "seconds": time.perf_counter() - started, "same_top3": local[:3] == team[:3]})
-            parts = {}
-            for name, part in (("held-out", [r for r in rows if r["split"] == "held"]),
-                               ("tuning", [r for r in rows if r["split"] == "tune"]), ("all", rows)):
-                parts[name] = {"n": len(part), "local": r3(part, "local"), "team": r3(part, "team"),
-                               "same_top3": sum(r["same_top3"] for r in part)}
-            ms = [r["seconds"] * 1000 for r in rows]
+            parts, ms = compare(conn, local_ranks)
             out["by_budget"].append({"budget": budget, "parts": parts, "p50": statistics.median(ms),
                                      "p95": pct(ms, 0.95)})
             log(json.dumps(out["by_budget"][-1]))
+        backend.CANDIDATE_BUDGET = default_budget
+        with exact_vector_legs():
+            out["exact"], _ = compare(conn, exact_ranks)
+        log(json.dumps({"exact": out["exact"]}))
     return out
 
 
@@ -432,6 +484,9 @@ def main() -> None:
     parser.add_argument("--budget", type=int, nargs="+", default=[1000, 2500, 5000],
                         help="the lexical leg's candidate budgets to compare (wwt.team.backend.CANDIDATE_BUDGET)")
     parser.add_argument("--append-results", action="store_true")
+    parser.add_argument("--ranking-only", action="store_true",
+                        help="with --agreement: one owner push; the ranking rows replace the saved ones, the push "
+                             "figures keep theirs")
     parser.add_argument("--keep", type=Path, help="keep the server's data here; a later run reuses the 1M load")
     parser.add_argument("--rewrite", action="store_true",
                         help="write the section from the last run's saved figures (benchmarks/.work), run nothing")
@@ -450,7 +505,7 @@ def main() -> None:
     try:
         with_member(server)
         if args.agreement:
-            facts["agreement"] = agreement(server, work, args.budget, print)
+            facts["agreement"] = agreement(server, work, args.budget, print, member_push=not args.ranking_only)
         if args.million:
             facts["million"] = million(server, args.chunks, args.ef, args.budget, args.queries, print)
     finally:
@@ -464,6 +519,10 @@ def main() -> None:
         earlier = json.loads(saved.read_text())
     except (OSError, ValueError):
         earlier = {}
+    if args.ranking_only and "agreement" in facts and "agreement" in earlier:  # the pushes keep their quieter run
+        new = facts["agreement"]
+        facts["agreement"] = {**earlier["agreement"], "by_budget": new["by_budget"], "exact": new["exact"],
+                              "ranking_date": new["date"], "ranking_load": new["load"]}
     facts = {**{k: v for k, v in earlier.items() if k in ("agreement", "million")}, **facts}
     saved.parent.mkdir(exist_ok=True)
     saved.write_text(json.dumps(facts, indent=1, default=str))
@@ -500,15 +559,27 @@ def markdown(facts: dict, args) -> str:
                   f"({push['chunks'] / push['seconds']:,.0f} chunks/s, messages and index builds included; target "
                   f"≤ 120 s; tokens kept by ingest){by_member}. Then every answerable question of `recall_dev.json` whose session is shared asked of "
                   f"local search and of team search ({a['left_out']} left out: their sessions, Gemini CLI's, have no "
-                  "project, and a session without a project is never shared) — same fusion, both legs in PostgreSQL — "
+                  "project, and a session without a project is never shared) — same fusion, both legs in PostgreSQL, the "
+                  "same query vector (the question with its glossary translations, as local search embeds it) — "
                   "session R@3, by the lexical leg's candidate budget (`CANDIDATE_BUDGET`):", "",
                   "| budget | held-out: local → team | tuning: local → team | all: local → team | same top 3 (all) "
                   "| team p50 / p95 |", "|---|---|---|---|---|---|"]
-        for row in a["by_budget"]:
+        rows = list(a["by_budget"])
+        if "exact" in a:
+            rows.append({"budget": "both vector legs exact", "parts": a["exact"]})
+        for row in rows:
             parts = row["parts"]
-            lines.append(f"| {row['budget']:,} | " + " | ".join(
+            budget = f"{row['budget']:,}" if isinstance(row["budget"], int) else row["budget"]
+            timing = f"{row['p50']:.0f} / {row['p95']:.0f} ms" if "p50" in row else "–"
+            lines.append(f"| {budget} | " + " | ".join(
                 f"{parts[k]['local']:.2f} → {parts[k]['team']:.2f}" for k in ("held-out", "tuning", "all"))
-                + f" | {parts['all']['same_top3']}/{parts['all']['n']} | {row['p50']:.0f} / {row['p95']:.0f} ms |")
+                + f" | {parts['all']['same_top3']}/{parts['all']['n']} | {timing} |")
+        if "exact" in a:
+            lines += ["", "The last row: the same questions with both vector legs exact (every vector scored; "
+                      "`exact_vector_legs`), so what remains between the two is the ranking code alone — the rows "
+                      "above differ by the two approximate indexes' different misses on this near-duplicate corpus."
+                      + (f" Both tables measured {a['ranking_date']}, load {a['ranking_load']} (the pushes: above)."
+                         if "ranking_date" in a else "")]
     if "million" in facts:
         m = facts["million"]
         built = (f"bulk COPY {m['load_s']:.0f} s, HNSW build {m['hnsw_s']:.0f} s, GIN {m['gin_s']:.0f} s; "
