@@ -71,9 +71,11 @@ same language, against the kept rule's 0.54 / 0.61, 0.83:
   0.61, 0.96, 0.90 (keyword R@1 unchanged) — but with 1,000 distractor sessions (KorQuAD + stdlib docstrings) no
   held-out gain at all (0.50 / 0.21 both), and +20–35 ms a warm search (one e5 call for the question's words):
   kept off main until it holds on a real-size archive within the latency budget.
-- seen, not tried: on the 100k team-scale archive (`team_scale.py --agreement`, exact vector legs) the RAW question's
-  vector found more answers than the question embedded with its glossary translations (`bridged_query`): R@3
-  held-out 0.46 vs 0.41, tuning 0.44 vs 0.40 — the bridge text may cost more than it brings at scale.
+- the RAW question's vector instead of the question embedded with its glossary translations (`bridged_query`):
+  on the 100k team-scale archive (`team_scale.py --agreement`, dev questions, exact vector legs) it found more
+  (R@3 held-out 0.46 vs 0.41, tuning 0.44 vs 0.40), but here it loses most cross-language answers — held-out
+  recall_xlang 0.72 → 0.56, recall_paraphrase2 cross 0.53 → 0.29, recall_paraphrase cross 0.69 → 0.54, dev
+  answerable 0.90 → 0.88; same-language and keyword R@1 unchanged (2026-12-05): the bridge stays.
 Session-level vectors and finer chunks were not tried: this archive has 59 chunks for 52 sessions (one chunk for
 most sessions: a session vector would be its chunk's vector)."""
 
