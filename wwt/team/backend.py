@@ -18,7 +18,6 @@ from wwt.search import SearchOutcome, SessionHit
 K1 = 1.2  # tantivy's BM25 constants
 B = 0.75
 CANDIDATE_BUDGET = 1000  # chunks scored by the lexical leg at most (benchmarks/RESULTS.md, team-scale)
-FEW_HITS, FEW_HITS_CANDIDATES = 5, 20
 MAX_COMMON_TERMS = 8  # common terms paired (28 pairs at most)
 EF_SEARCH = 300  # HNSW candidates per vector search at least (team-scale: recall@20 against exact)
 
@@ -191,8 +190,7 @@ class TeamBackend:
         if not terms or not total:
             return []
         idf = [weights[t] * bm25_idf(freqs[t], total) for t in terms]
-        # a question for a few hits (the flag's check whether a word occurs in scope) needs no deep candidate list
-        budget = CANDIDATE_BUDGET if limit > FEW_HITS else min(CANDIDATE_BUDGET, FEW_HITS_CANDIDATES)
+        budget = CANDIDATE_BUDGET
         rare, pairs = candidate_queries({t: freqs[t] for t in terms}, budget)
         where, args = _where(filters or self.filters, exclude_machine=self.exclude_machine)
         rows: list[tuple[int, int, str]] = []
