@@ -186,7 +186,7 @@ def status(as_json: bool = typer.Option(False, "--json")) -> None:
 
     conf = _config()
     local_chunks = 0
-    if (conf.shared or conf.share_all) and store_path().exists():
+    if conf.shares_anything and store_path().exists():
         conn = _local(store_path())
         try:
             config.adopt_new_projects(conf, archive_projects(conn))  # what the next push will share

@@ -464,7 +464,7 @@ def check_team(connect_timeout: int = 3) -> list[Finding]:
     from wwt.team.schema import SCHEMA_VERSION, connect, missing_search_indexes, schema_version
 
     server = team_config.masked(conf.url)
-    if not conf.shared and not conf.share_all:
+    if not conf.shares_anything:
         findings.append(Finding(INFO, "team", f"in a team ({server}) as {conf.label}, sharing nothing",
                                 "`wwt team share PROJECT` (or join with --share-all)"))
     if conf.last_error:

@@ -26,7 +26,7 @@ def push_if_due(data_dir: Path, store_path: Path, log: logging.Logger | None = N
     if now < _next_try.get(key, 0.0):
         return False
     conf = config.load(data_dir)
-    if conf is None or not (conf.shared or conf.share_all) or not store_path.exists():
+    if conf is None or not conf.shares_anything or not store_path.exists():
         return False
     try:
         import psycopg  # noqa: F401

@@ -132,15 +132,16 @@ class TeamBackend:
         document frequencies, with no chunk read; a filtered one reads at most ``cap`` matching rows a word."""
         from wwt.team.push import tsquery_literal
 
-        where, args = _where(filters or self.filters)
-        if where == "true":
+        if _where(filters or self.filters)[0] == "true":
             self._stats()
-            if self._stats_exact:
+            if self._stats_exact:  # the search's own document frequencies, less this machine's share
                 wanted = list(dict.fromkeys(terms))
-                found = dict(self.conn.execute(
-                    "SELECT term, sum(df) FROM wwt_terms WHERE term = ANY(%s) AND machine_id IS DISTINCT FROM %s"
-                    " GROUP BY term", (wanted, self.exclude_machine)).fetchall())
-                return {term: min(cap, int(found.get(term) or 0)) for term in wanted}
+                counts = self.doc_freqs(wanted)
+                if self.exclude_machine is not None:
+                    own = dict(self.conn.execute("SELECT term, df FROM wwt_terms WHERE machine_id = %s AND"
+                                                 " term = ANY(%s)", (self.exclude_machine, wanted)).fetchall())
+                    counts = {term: n - int(own.get(term) or 0) for term, n in counts.items()}
+                return {term: min(cap, counts[term]) for term in wanted}
         where, args = _where(filters or self.filters, exclude_machine=self.exclude_machine)
         held = self._held.get((where, tuple(args)), Counter())
         out = {}
@@ -190,18 +191,17 @@ class TeamBackend:
         if not terms or not total:
             return []
         idf = [weights[t] * bm25_idf(freqs[t], total) for t in terms]
-        budget = CANDIDATE_BUDGET
-        rare, pairs = candidate_queries({t: freqs[t] for t in terms}, budget)
+        rare, pairs = candidate_queries({t: freqs[t] for t in terms}, CANDIDATE_BUDGET)
         where, args = _where(filters or self.filters, exclude_machine=self.exclude_machine)
         rows: list[tuple[int, int, str]] = []
         for match in (rare, pairs):
-            if not match or len(rows) >= budget:
+            if not match or len(rows) >= CANDIDATE_BUDGET:
                 continue
             seen = [row[0] for row in rows]
             rows += self.conn.execute(
                 "SELECT c.id, c.lex_len, ts_filter(setweight(c.lex, 'A', %s::text[]), '{a}')::text FROM wwt_chunks c"
                 f" WHERE c.lex @@ %s::tsquery AND NOT (c.id = ANY(%s)) AND {where} LIMIT %s",
-                (terms, match, seen, *args, budget - len(rows))).fetchall()
+                (terms, match, seen, *args, CANDIDATE_BUDGET - len(rows))).fetchall()
         held = self._held.setdefault((where, tuple(args)), Counter())
         for _, _, text in rows:  # chunks in this scope seen holding each word: the flag's checks need no more
             held.update(lexeme for lexeme, _ in lexeme_tfs(text))

@@ -28,6 +28,11 @@ class TeamConfig:
     last_error: str | None = None
     pushed: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def shares_anything(self) -> bool:
+        """Named projects, or every project (those to come included)."""
+        return bool(self.shared) or self.share_all
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

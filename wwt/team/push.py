@@ -153,6 +153,7 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
     """Push the shared projects of the archive at ``store_path`` for ``config`` (a ``TeamConfig``). Chunks go
     over ``connections`` connections at once: the server's HNSW insert is the push's cost, and one connection
     keeps one server core busy."""
+    from wwt.team.config import adopt_new_projects
     from wwt.team.schema import build_search_indexes, connect, owns_chunks
 
     started = time.monotonic()
@@ -162,8 +163,6 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
     cache: TokenCache | None = None
     try:
         machine = config.machine_id
-        from wwt.team.config import adopt_new_projects
-
         for name in adopt_new_projects(config, archive_projects(local)):
             report.notes.append(f"now sharing {name} (joined with --share-all)")
         shared = list(config.shared)
@@ -331,6 +330,8 @@ def _bulk_begin(conn: Any, machine: str) -> bool:
     """Drop the search indexes for a big push (one bulk push on the server at a time; a table other sessions hold
     for more than a few seconds is left alone: the push then inserts as usual). The machine's term frequencies are
     marked unknown until the load ends, so a push killed meanwhile has them rebuilt (``_ensure_stats``)."""
+    import psycopg
+
     from wwt.team.schema import SEARCH_INDEXES
 
     locked = conn.execute("SELECT pg_try_advisory_lock(hashtext('wwt_bulk'))").fetchone()[0]
@@ -343,11 +344,7 @@ def _bulk_begin(conn: Any, machine: str) -> bool:
             for name in SEARCH_INDEXES:
                 conn.execute(f"DROP INDEX IF EXISTS {name}")
             conn.execute("UPDATE wwt_machines SET stats_ok = false WHERE machine_id = %s", (machine,))
-    except Exception as exc:  # noqa: BLE001 — a lock not granted in time: push the usual way
-        import psycopg
-
-        if not isinstance(exc, psycopg.errors.LockNotAvailable):
-            raise
+    except psycopg.errors.LockNotAvailable:  # not granted in time: push the usual way
         conn.execute("SELECT pg_advisory_unlock(hashtext('wwt_bulk'))")
         conn.commit()
         return False
