@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wwt.language_axis import LanguageAxis, fit, is_korean, neutralise, sample_ids
+from wwt.language_axis import KOREAN_SHARE, LanguageAxis, fit, is_korean, korean_share, neutralise, sample_ids
 from wwt.vector_index import MANIFEST, VectorIndex
 
 KORQUAD = Path(os.environ.get("WWT_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "data" / "korquad"
@@ -38,6 +38,18 @@ def test_korean_prose_is_korean_and_english_documentation_is_not() -> None:
 def test_a_korean_developer_chat_full_of_identifiers_is_still_korean() -> None:
     assert is_korean("user: redis TTL을 300초로 줄였는데 캐시 적중률이 떨어졌어요. maxmemory-policy는 allkeys-lru 그대로예요")
     assert not is_korean("user: set maxmemory-policy to allkeys-lru (캐시)")
+
+
+def test_the_quick_verdict_is_the_share_of_letters_rule_on_any_mix() -> None:
+    """is_korean skips counting letters where the Hangul decide alone; it must still be exactly the share rule —
+    spaces, digits, punctuation, jamo, accented Latin and Hangul in every proportion, around the 30 % line."""
+    import random
+
+    rng = random.Random(29)
+    alphabet = ["가", "한", "ㄱ", "ㅏ", "a", "Z", "é", " ", "\n", "1", ".", "_", "—"]
+    texts = ["", "123 ...", "ㄱ", "a가", "aa가", "aaa가", "가 1234567", "ééé가", *korquad_paragraphs(20), *docstrings(3)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(5000)]
+    assert [is_korean(t) for t in texts] == [korean_share(t) >= KOREAN_SHARE for t in texts]
 
 
 def language_vectors(n: int, lean: float, seed: int) -> np.ndarray:

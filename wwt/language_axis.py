@@ -44,8 +44,17 @@ def korean_share(text: str) -> float:
 
 
 def is_korean(text: str) -> bool:
-    """Does this chunk count as Korean (≥ KOREAN_SHARE of its letters Hangul)?"""
-    return korean_share(text) >= KOREAN_SHARE
+    """Does this chunk count as Korean (≥ KOREAN_SHARE of its letters Hangul)? ``korean_share``'s answer without
+    counting letters where the Hangul alone decide it (every chunk is asked, at ingest and at a team push): none, or
+    already that share of every character (letters are among the characters)."""
+    if text.isascii():
+        return False
+    hangul = len(text) - len(_HANGUL.sub("", text))
+    if hangul == 0:
+        return False
+    if hangul >= KOREAN_SHARE * len(text):
+        return True
+    return hangul / sum(map(str.isalpha, text)) >= KOREAN_SHARE
 
 
 @dataclass(frozen=True)

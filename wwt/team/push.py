@@ -68,8 +68,11 @@ def lexeme_counts(tokens: Sequence[str]) -> dict[str, int]:
     the text), within tsvector's limits: a lexeme of ≤ 2,046 bytes without NUL, ≤ 255 positions each (a term
     frequency above is cut there), ≤ 1 MB of lexemes in all (the rest, by first occurrence, is left out)."""
     found = Counter(tokens)  # first-occurrence order
-    if "\x00" not in "".join(found) and sum(map(len, found)) * 4 <= MAX_LEXEMES_BYTES \
+    joined = "".join(found)
+    if "\x00" not in joined and len(joined) * 4 <= MAX_LEXEMES_BYTES \
             and max(map(len, found), default=0) * 4 <= MAX_LEXEME_BYTES:  # the usual chunk: nothing to cut
+        if "" not in found and max(found.values(), default=0) <= MAX_POSITIONS:
+            return dict(found)
         return {t: n if n <= MAX_POSITIONS else MAX_POSITIONS for t, n in found.items() if t}
     counts: dict[str, int] = {}
     size = 0
@@ -90,15 +93,16 @@ class Tsvector(dict):
 
 # A lexeme's positions are 1..tf: the server reads only how many (``backend.bm25_top``), never where; the same
 # positions for every lexeme keep the encoding a table look-up (KorQuAD chunks: 0.06 ms each, was 0.13 with positions).
-_POSITIONS = [struct.pack(f"!{tf + 1}H", tf, *range(1, tf + 1)) for tf in range(MAX_POSITIONS + 1)]
+_NUL_POSITIONS = [b"\x00" + struct.pack(f"!{tf + 1}H", tf, *range(1, tf + 1)) for tf in range(MAX_POSITIONS + 1)]
 
 
 def tsvector_binary(counts: dict[str, int]) -> bytes:
     """tsvector's binary send format (PostgreSQL's tsvectorrecv): a count, then per lexeme in byte order its
     UTF-8 bytes, NUL, the number of positions and each position (weight bits 0)."""
     # str order is code point order, which is UTF-8's byte order: no need to encode before sorting
-    return b"".join([struct.pack("!i", len(counts)),
-                     *(lexeme.encode("utf-8") + b"\x00" + _POSITIONS[tf] for lexeme, tf in sorted(counts.items()))])
+    lexemes = sorted(counts)
+    return struct.pack("!i", len(lexemes)) + b"".join(map(
+        bytes.__add__, [lexeme.encode("utf-8") for lexeme in lexemes], [_NUL_POSITIONS[counts[x]] for x in lexemes]))
 
 
 def register_types(pg: Any) -> None:
@@ -161,6 +165,8 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
     conn = connect(config.url)
     local = _local(store_path)
     cache: TokenCache | None = None
+    builder: ThreadPoolExecutor | None = None
+    building: Future[list[str]] | None = None
     try:
         machine = config.machine_id
         for name in adopt_new_projects(config, archive_projects(local)):
@@ -174,7 +180,7 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         owner = owns_chunks(conn)
         conn.commit()
         if owner:  # a bulk push killed between its drop and its build left the table without them
-            report.indexes_built += build_search_indexes(conn, _server_chunks(conn))
+            report.indexes_built += build_search_indexes(config.url, _server_chunks(conn))
         _ensure_stats(conn, machine)
         # sessions: small rows, upserted whole every push
         with conn.transaction():
@@ -221,15 +227,12 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
             report.batches += 1
             if progress:
                 progress(f"{report.chunks}/{len(todo)} chunks")
-        if report.bulk:
-            _bulk_end(conn, machine, terms)
+        if report.bulk:  # the server builds the indexes while this connection sends the rest
             if progress:
                 progress("building the search indexes")
-            report.indexes_built += build_search_indexes(conn, on_server + len(todo))
-            if progress:
-                progress("search indexes built")
-            conn.execute("SELECT pg_advisory_unlock(hashtext('wwt_bulk'))")
-            conn.commit()
+            builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wwt-build")
+            building = builder.submit(build_search_indexes, config.url, on_server + len(todo))
+            _bulk_end(conn, machine, terms)
         if todo or stale:
             _push_language_axis(conn, local, machine, shared)
 
@@ -258,9 +261,17 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
                         [(machine, *m) for m in part], ["machine_id", "session_id", "native_id"],
                         casts={"seq": "integer"})
             report.messages += len(part)
+        if building is not None:
+            report.indexes_built += building.result()
+            if progress:
+                progress("search indexes built")
+            conn.execute("SELECT pg_advisory_unlock(hashtext('wwt_bulk'))")
+            conn.commit()
         with conn.transaction():
             conn.execute("UPDATE wwt_machines SET last_push = now() WHERE machine_id = %s", (machine,))
     finally:
+        if builder is not None:  # an error above: the builds still end (or fail) before the bulk lock goes
+            builder.shutdown(wait=True)
         local.close()
         if cache is not None:
             cache.close()
@@ -492,17 +503,22 @@ def _push_language_axis(conn: Any, local: sqlite3.Connection, machine: str, shar
 
     if not shared:
         return
-    rows = local.execute(
-        "SELECT c.id, c.embed_text, e.vector FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
+    ids = [row[0] for row in local.execute(
+        "SELECT c.id FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
         " JOIN embeddings e ON e.text_hash = c.embed_hash"
-        f" WHERE r.project IN ({_marks(shared)})", list(shared)).fetchall()
-    chosen = set(sample_ids([r[0] for r in rows]))
-    sample = [r for r in rows if r[0] in chosen]
+        f" WHERE r.project IN ({_marks(shared)})", list(shared))]
+    chosen = sample_ids(ids)
+    sample = []  # only the sample's texts and vectors are read (an archive's whole would be 100s of MB)
+    for start in range(0, len(chosen), 500):
+        part = chosen[start:start + 500]
+        sample += local.execute("SELECT c.id, c.embed_text, e.vector FROM chunks c"
+                                " JOIN embeddings e ON e.text_hash = c.embed_hash"
+                                f" WHERE c.id IN ({_marks(part)})", part).fetchall()
     axis = None
     if sample:
         vectors = np.stack([np.frombuffer(r[2], dtype=np.float32) for r in sample])
         vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        axis = fit(vectors, [is_korean(r[1] or "") for r in sample], len(rows))
+        axis = fit(vectors, [is_korean(r[1] or "") for r in sample], len(ids))
     with conn.transaction():
         conn.execute("UPDATE wwt_machines SET language_axis = %s::jsonb WHERE machine_id = %s",
                      (None if axis is None else json.dumps(axis.to_json()), machine))

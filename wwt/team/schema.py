@@ -188,23 +188,61 @@ def owns_chunks(conn: Any) -> bool:
 
 
 def build_memory_mb(rows: int) -> int:
-    """maintenance_work_mem for building the indexes over ``rows`` chunks: enough for pgvector to keep the HNSW
+    """maintenance_work_mem for building the HNSW index over ``rows`` chunks: enough for pgvector to keep the
     graph in memory (≈ 3 KB a 384-d vector with its links), at least 64 MB, at most BUILD_MEMORY_CAP_MB (past it
     pgvector goes on building on disk, slower)."""
     return max(64, min(BUILD_MEMORY_CAP_MB, (rows * 3 + 1023) // 1024))
 
 
-def build_search_indexes(conn: Any, rows: int) -> list[str]:
-    """Build the missing search indexes (each in its own transaction: other members' searches read meanwhile,
-    their writes wait for the build). The names built."""
-    built = []
-    for name in missing_search_indexes(conn):
-        conn.commit()
-        with conn.transaction():
-            current = int(conn.execute(
-                "SELECT setting::bigint * 1024 / 1048576 FROM pg_settings WHERE name = 'maintenance_work_mem'"
-            ).fetchone()[0])  # setting is in kB
-            conn.execute(f"SET LOCAL maintenance_work_mem = '{max(current, build_memory_mb(rows))}MB'")
-            conn.execute(SEARCH_INDEXES[name])
-        built.append(name)
-    return built
+GIN_MEMORY_CAP_MB = 256  # the GIN build's sort memory: it runs beside the HNSW build, whose memory matters more
+
+
+def _build_one(url: str, name: str, rows: int) -> str:
+    """Build one search index on its own connection (other members' searches read meanwhile; their writes wait).
+    The HNSW build may use parallel workers whatever the table's size (PostgreSQL plans none under
+    min_parallel_table_scan_size of heap, and the vectors' heap is small beside their build's cost); a server whose
+    shared memory cannot hold a parallel build's graph (a container's 64 MB /dev/shm) builds it again alone."""
+    import psycopg
+
+    conn = connect(url)
+    try:
+        for parallel in (True, False):
+            try:
+                with conn.transaction():
+                    current = int(conn.execute(
+                        "SELECT setting::bigint * 1024 / 1048576 FROM pg_settings WHERE name = 'maintenance_work_mem'"
+                    ).fetchone()[0])  # setting is in kB
+                    wanted = build_memory_mb(rows)
+                    if name != "wwt_chunks_embedding":
+                        wanted = min(GIN_MEMORY_CAP_MB, wanted)
+                    conn.execute(f"SET LOCAL maintenance_work_mem = '{max(current, wanted)}MB'")
+                    if parallel:
+                        conn.execute("SET LOCAL min_parallel_table_scan_size = 0")
+                    else:
+                        conn.execute("SET LOCAL max_parallel_maintenance_workers = 0")
+                    conn.execute(SEARCH_INDEXES[name])
+                break
+            except (psycopg.errors.DiskFull, psycopg.errors.OutOfMemory):
+                if not parallel:
+                    raise
+    finally:
+        conn.close()
+    return name
+
+
+def build_search_indexes(url: str, rows: int) -> list[str]:
+    """Build the missing search indexes over ``rows`` chunks, each on its own connection at the same time (both
+    take a SHARE lock, which admits the other: the GIN build then costs nothing beside the HNSW one). The names
+    built; the first failure is raised once every build has ended."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    probe = connect(url)
+    try:
+        missing = missing_search_indexes(probe)
+    finally:
+        probe.close()
+    if not missing:
+        return []
+    with ThreadPoolExecutor(max_workers=len(missing), thread_name_prefix="wwt-build") as pool:
+        futures = [pool.submit(_build_one, url, name, rows) for name in missing]
+    return [future.result() for future in futures]
