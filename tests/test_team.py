@@ -329,6 +329,35 @@ def test_a_big_first_push_by_the_tables_owner_builds_the_indexes_after_the_load(
     assert any(hit.get("machine") == "laptop-a" for hit in found)
 
 
+def test_a_server_without_shared_memory_for_a_parallel_build_builds_alone(archives, team_url, tmp_path,
+                                                                            monkeypatch):
+    """A container's 64 MB /dev/shm cannot hold a parallel HNSW build's graph: PostgreSQL fails it with
+    'could not resize shared memory segment … No space left on device' (SQLSTATE 53100). Here the server refuses
+    every index build that may use workers, the same way; the bulk push builds both indexes without them."""
+    from wwt.team import config
+    from wwt.team.push import push
+
+    with psycopg.connect(team_url, autocommit=True) as conn:
+        conn.execute("""
+            CREATE FUNCTION small_shm() RETURNS event_trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              IF current_setting('max_parallel_maintenance_workers') <> '0' THEN
+                RAISE EXCEPTION 'could not resize shared memory segment "/PostgreSQL.1" to 1073741824 bytes: '
+                                'No space left on device' USING ERRCODE = '53100';
+              END IF;
+            END $$""")
+    monkeypatch.setattr("wwt.team.push.BULK_MIN", 1)
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")  # the schema first: its indexes too
+    with psycopg.connect(team_url, autocommit=True) as conn:
+        conn.execute("CREATE EVENT TRIGGER small_shm ON ddl_command_start WHEN TAG IN ('CREATE INDEX')"
+                     " EXECUTE FUNCTION small_shm()")
+    report = push(config.load(a), a / "wwt.sqlite3")
+    assert report.bulk and sorted(report.indexes_built) == ["wwt_chunks_embedding", "wwt_chunks_lex"]
+    assert {"wwt_chunks_embedding", "wwt_chunks_lex"} <= _indexes(team_url)
+    assert server_counts(team_url, machine_id(a))["chunks"] == shared(a)["chunks"]
+
+
 def test_a_bulk_push_cut_short_leaves_the_next_push_to_build_the_indexes_and_count_again(
         archives, team_url, tmp_path, monkeypatch):
     from wwt.team import config
