@@ -47,7 +47,8 @@ def test_the_quick_verdict_is_the_share_of_letters_rule_on_any_mix() -> None:
 
     rng = random.Random(29)
     alphabet = ["가", "한", "ㄱ", "ㅏ", "a", "Z", "é", " ", "\n", "1", ".", "_", "—"]
-    texts = ["", "123 ...", "ㄱ", "a가", "aa가", "aaa가", "가 1234567", "ééé가", *korquad_paragraphs(20), *docstrings(3)]
+    texts = ["", "123 ...", "ㄱ", "a가", "aa가", "aaa가", "가 1234567", "ééé가", "\udcff가 x", "\U0001f600한",
+             *korquad_paragraphs(20), *docstrings(3)]
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(5000)]
     assert [is_korean(t) for t in texts] == [korean_share(t) >= KOREAN_SHARE for t in texts]
 
