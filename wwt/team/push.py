@@ -165,7 +165,7 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
     conn = connect(config.url)
     local = _local(store_path)
     cache: TokenCache | None = None
-    builder: ThreadPoolExecutor | None = None
+    side: ThreadPoolExecutor | None = None  # the messages' push and a bulk push's index builds
     building: Future[list[str]] | None = None
     try:
         machine = config.machine_id
@@ -196,6 +196,10 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
                     ["session_id", "root_session_id", "platform", "project", "cwd", "git_branch", "started_at",
                      "ended_at", "title"], [(machine, *row) for row in sessions], ["machine_id", "session_id"])
             report.sessions = len(sessions)
+        # messages on their own connection meanwhile: the server has cores to spare while this process prepares
+        # chunks (or, for a bulk push, while it builds the indexes)
+        side = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wwt-push-side")
+        messages = side.submit(_push_messages, config.url, store_path, machine, session_ids, batch * 4)
 
         # chunks: what the server lacks, or holds without the vector the archive now has
         remote = {k: has for k, has in conn.execute(
@@ -230,37 +234,12 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         if report.bulk:  # the server builds the indexes while this connection sends the rest
             if progress:
                 progress("building the search indexes")
-            builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wwt-build")
-            building = builder.submit(build_search_indexes, config.url, on_server + len(todo))
+            building = side.submit(build_search_indexes, config.url, on_server + len(todo))
             _bulk_end(conn, machine, terms)
         if todo or stale:
             _push_language_axis(conn, local, machine, shared)
 
-        # messages: by key; text never changes under a key (a rewritten message gets a new native id)
-        remote_messages = {(s, n) for s, n in conn.execute(
-            "SELECT session_id, native_id FROM wwt_messages WHERE machine_id = %s", (machine,))}
-        conn.commit()
-        local_messages = local.execute(
-            "SELECT session_id, native_id, seq, role, kind, text, timestamp, tool_name FROM messages"
-            f" WHERE session_id IN ({_marks(session_ids)})", session_ids).fetchall() if session_ids else []
-        local_message_keys = {(m[0], m[1]) for m in local_messages}
-        extra = remote_messages - local_message_keys
-        if extra:
-            with conn.transaction():
-                conn.execute(
-                    "DELETE FROM wwt_messages m USING unnest(%s::text[], %s::text[]) AS x(s, n)"
-                    " WHERE m.machine_id = %s AND m.session_id = x.s AND m.native_id = x.n",
-                    ([s for s, _ in extra], [n for _, n in extra], machine))
-            report.deleted_messages = len(extra)
-        missing = [m for m in local_messages if (m[0], m[1]) not in remote_messages]
-        for start in range(0, len(missing), batch * 4):
-            part = missing[start:start + batch * 4]
-            with conn.transaction():
-                _upsert(conn, "wwt_messages",
-                        ["session_id", "native_id", "seq", "role", "kind", "text", "timestamp", "tool_name"],
-                        [(machine, *m) for m in part], ["machine_id", "session_id", "native_id"],
-                        casts={"seq": "integer"})
-            report.messages += len(part)
+        report.messages, report.deleted_messages = messages.result()
         if building is not None:
             report.indexes_built += building.result()
             if progress:
@@ -270,14 +249,48 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         with conn.transaction():
             conn.execute("UPDATE wwt_machines SET last_push = now() WHERE machine_id = %s", (machine,))
     finally:
-        if builder is not None:  # an error above: the builds still end (or fail) before the bulk lock goes
-            builder.shutdown(wait=True)
+        if side is not None:  # an error above: the messages and builds still end (or fail) before the locks go
+            side.shutdown(wait=True)
         local.close()
         if cache is not None:
             cache.close()
         conn.close()  # the advisory lock goes with the session
     report.seconds = time.monotonic() - started
     return report
+
+
+def _push_messages(url: str, store_path: Path, machine: str, session_ids: Sequence[str],
+                   batch: int) -> tuple[int, int]:
+    """The shared sessions' messages, by key (text never changes under a key: a rewritten message gets a new
+    native id), on their own connections: messages sent, messages deleted."""
+    from wwt.team.schema import connect
+
+    conn = connect(url)
+    local = _local(store_path)
+    try:
+        remote = {(s, n) for s, n in conn.execute(
+            "SELECT session_id, native_id FROM wwt_messages WHERE machine_id = %s", (machine,))}
+        conn.commit()
+        rows = local.execute(
+            "SELECT session_id, native_id, seq, role, kind, text, timestamp, tool_name FROM messages"
+            f" WHERE session_id IN ({_marks(session_ids)})", list(session_ids)).fetchall() if session_ids else []
+        extra = remote - {(m[0], m[1]) for m in rows}
+        if extra:
+            with conn.transaction():
+                conn.execute(
+                    "DELETE FROM wwt_messages m USING unnest(%s::text[], %s::text[]) AS x(s, n)"
+                    " WHERE m.machine_id = %s AND m.session_id = x.s AND m.native_id = x.n",
+                    ([s for s, _ in extra], [n for _, n in extra], machine))
+        missing = [m for m in rows if (m[0], m[1]) not in remote]
+        columns = ["session_id", "native_id", "seq", "role", "kind", "text", "timestamp", "tool_name"]
+        for start in range(0, len(missing), batch):
+            with conn.transaction():
+                _upsert(conn, "wwt_messages", columns, [(machine, *m) for m in missing[start:start + batch]],
+                        ["machine_id", "session_id", "native_id"], casts={"seq": "integer"})
+        return len(missing), len(extra)
+    finally:
+        local.close()
+        conn.close()
 
 
 @dataclass
