@@ -358,6 +358,46 @@ def test_a_server_without_shared_memory_for_a_parallel_build_builds_alone(archiv
     assert server_counts(team_url, machine_id(a))["chunks"] == shared(a)["chunks"]
 
 
+def test_two_machines_pushing_at_once_while_one_bulk_loads(archives, team_url, tmp_path, monkeypatch):
+    """Machine a's bulk push has dropped the search indexes and is loading when machine b pushes: b inserts the
+    ordinary way (one bulk push at a time) and leaves a's indexes to a (they are missing on purpose, not left by a
+    killed push); a builds them over both machines' rows. Each machine's rows, messages and term statistics on
+    the server are exactly its own archive's."""
+    import threading
+
+    from wwt.team import config
+    from wwt.team.push import push
+
+    monkeypatch.setattr("wwt.team.push.BULK_MIN", 1)
+    a = _copy_home(archives["a"], tmp_path / "a")
+    b = _copy_home(archives["b"], tmp_path / "b")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    wwt(b, "team", "join", team_url, "--as", "desk-b", "--share-all")
+    reports: dict[str, object] = {}
+
+    def push_b() -> None:
+        reports["b"] = push(config.load(b), b / "wwt.sqlite3")
+
+    def mid_load(line: str) -> None:  # a's first batch is in: a's indexes are dropped, its load under way
+        if "chunks" in line and "b" not in reports:
+            other = threading.Thread(target=push_b)
+            other.start()
+            other.join(timeout=240)
+
+    reports["a"] = push(config.load(a), a / "wwt.sqlite3", progress=mid_load, batch=5)
+    first, second = reports["a"], reports["b"]
+    assert first.bulk and not second.bulk
+    assert sorted(first.indexes_built) == ["wwt_chunks_embedding", "wwt_chunks_lex"] and not second.indexes_built
+    assert {"wwt_chunks_embedding", "wwt_chunks_lex"} <= _indexes(team_url)
+    for home in (a, b):
+        mid = machine_id(home)
+        got, want = server_counts(team_url, mid), shared(home)
+        assert got["chunks"] == got["distinct_chunks"] == want["chunks"] > 0 and got["sessions"] == want["sessions"]
+        assert got["messages"] == (first if home == a else second).messages > 0
+        kept, counted = _terms_as_pushed_and_as_counted(team_url, mid)
+        assert kept == counted and kept
+
+
 def test_a_bulk_push_cut_short_leaves_the_next_push_to_build_the_indexes_and_count_again(
         archives, team_url, tmp_path, monkeypatch):
     from wwt.team import config

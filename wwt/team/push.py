@@ -179,8 +179,8 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         session_ids = [row[0] for row in sessions]
         owner = owns_chunks(conn)
         conn.commit()
-        if owner:  # a bulk push killed between its drop and its build left the table without them
-            report.indexes_built += build_search_indexes(config.url, _server_chunks(conn))
+        if owner:
+            report.indexes_built += _rebuild_left_indexes(conn, config.url)
         _ensure_stats(conn, machine)
         # sessions: small rows, upserted whole every push
         with conn.transaction():
@@ -348,6 +348,22 @@ def _server_chunks(conn: Any) -> int:
     row = conn.execute("SELECT coalesce(sum(chunk_count), 0) FROM wwt_machines").fetchone()
     conn.commit()
     return int(row[0])
+
+
+def _rebuild_left_indexes(conn: Any, url: str) -> list[str]:
+    """The search indexes a bulk push killed between its drop and its build left missing, built — unless a bulk
+    push is under way (it holds the bulk lock: its indexes are missing on purpose and it builds them itself)."""
+    from wwt.team.schema import build_search_indexes
+
+    if not conn.execute("SELECT pg_try_advisory_lock(hashtext('wwt_bulk'))").fetchone()[0]:
+        conn.commit()
+        return []
+    try:
+        conn.commit()
+        return build_search_indexes(url, _server_chunks(conn))
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(hashtext('wwt_bulk'))")
+        conn.commit()
 
 
 def _bulk_begin(conn: Any, machine: str) -> bool:
