@@ -76,8 +76,18 @@ same language, against the kept rule's 0.54 / 0.61, 0.83:
   (R@3 held-out 0.46 vs 0.41, tuning 0.44 vs 0.40), but here it loses most cross-language answers — held-out
   recall_xlang 0.72 → 0.56, recall_paraphrase2 cross 0.53 → 0.29, recall_paraphrase cross 0.69 → 0.54, dev
   answerable 0.90 → 0.88; same-language and keyword R@1 unchanged (2026-12-05): the bridge stays.
-Session-level vectors and finer chunks were not tried: this archive has 59 chunks for 52 sessions (one chunk for
-most sessions: a session vector would be its chunk's vector)."""
+- finer-grained vectors and symmetric prefixes (2026-12-05, branch `grain`: `benchmarks/recall_grain.py`,
+  `benchmarks/grain_cost.py`, measured outside the index): each turn of a chunk embedded alone, the chunk's vector
+  score = 0.5 × its best turn + 0.5 × its own (best-of alone lost cross-language answers: short texts carry more
+  of their language); passages embedded with "query: " (e5's symmetric form) lost keyword R@1 0.971 → 0.943 and
+  dev questions, but turns embedded with "query: " beside "passage: " chunks helped. Tuning 0.61 / 0.54, 0.83 →
+  0.83 / 0.60, 0.83 (turns "query: "). Held-out once, cross-language recall_xlang / recall_paraphrase2, same
+  language, paraphrase2 all: 0.72 / 0.53, 0.93, 0.69 → 0.89 / 0.53, 0.89, 0.68 ("passage:" turns: 0.83 / 0.42,
+  0.89, 0.62); with 1,000 distractor sessions written as turns 0.50 / 0.24, 0.89, 0.51 → 0.56 / 0.42, 0.93, 0.63;
+  keyword R@1 unchanged. Kept off main: ~3 extra vectors a chunk here (~4.8 turns a chunk at 100k: a second
+  hnswlib index of ~650 MB beside today's 162 MB, past the search's 800 MB budget), +94 % embedding at ingest,
+  +5–8 ms p50 a warm search. User turns alone (~1 a chunk here, ~2 at 100k: 325 MB, +22 % embedding) did as well
+  on the tuning halves (0.83 / 0.66, 0.87) but were found after the held-out run: not yet judged."""
 
 
 def load(name: str) -> list[dict]:
