@@ -87,7 +87,14 @@ same language, against the kept rule's 0.54 / 0.61, 0.83:
   keyword R@1 unchanged. Kept off main: ~3 extra vectors a chunk here (~4.8 turns a chunk at 100k: a second
   hnswlib index of ~650 MB beside today's 162 MB, past the search's 800 MB budget), +94 % embedding at ingest,
   +5–8 ms p50 a warm search. User turns alone (~1 a chunk here, ~2 at 100k: 325 MB, +22 % embedding) did as well
-  on the tuning halves (0.83 / 0.66, 0.87) but were found after the held-out run: not yet judged."""
+  on the tuning halves (0.83 / 0.66, 0.87) but were found after the held-out run; held-out once later: 0.72 /
+  0.53, 0.93, 0.69 → 0.89 / 0.58, 0.89, 0.71 (turned distractors 0.50 / 0.24, 0.89, 0.51 → 0.61 / 0.45, 0.93,
+  0.65). Cheaper still, `blend0.4` (branch `grain`): no second index — each chunk's one vector = normalised 0.6 ×
+  its own + 0.4 × the mean of its user turns' "query: " vectors (A chosen on the tuning halves from 0.3–0.5);
+  held-out once 0.72 / 0.53, 0.93, 0.69, dev 0.90 → 0.94 / 0.53, 0.89, 0.68, 0.88; turned distractors 0.50 / 0.24,
+  0.89, 0.51, 0.77 → 0.78 / 0.37, 0.96, 0.62, 0.88; keyword R@1 unchanged; +22 % embedding at ingest, nothing
+  at search. The next candidate to build: it changes every stored vector's recipe, so it needs a re-embedding
+  migration in the back-fill (a half-migrated archive would rank blended and plain vectors apart)."""
 
 
 def load(name: str) -> list[dict]:
