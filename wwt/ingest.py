@@ -759,14 +759,7 @@ def forget(store: Store, indexes: Indexes, session_id: str | None = None, projec
         conversations = sum(1 for sid in victims if store.session_root(sid) == sid)
         store.conn.execute("PRAGMA secure_delete = ON")
         indexes.mark_unsynced()
-        texts: list[str] = []  # their tokens are cached beside the index too
-        ordered = list(victims)
-        for start in range(0, len(ordered), 400):
-            part = ordered[start:start + 400]
-            marks = ",".join("?" * len(part))
-            texts += [row[0] for row in store.conn.execute(
-                f"SELECT lexical_text FROM chunks WHERE session_id IN ({marks}) OR root_session_id IN ({marks})",
-                [*part, *part])]
+        texts = store.chunk_lexical_texts(list(victims))  # their tokens are cached beside the index too
         with store.transaction():
             chunk_ids = store.delete_sessions(victims)
         store.prune_embeddings()

@@ -62,6 +62,15 @@ class Reads:
             part = values[start : start + batch]
             yield from self.conn.execute(f"{sql} IN ({','.join('?' * len(part))})", part)
 
+    def chunk_lexical_texts(self, session_ids: Sequence[str]) -> list[str]:
+        """The lexical texts of the chunks of these sessions or grouped under them (``wwt forget``: their cached
+        tokens go with them)."""
+        found: dict[int, str] = {}
+        for column in ("session_id", "root_session_id"):
+            found.update((r[0], r[1]) for r in self._select_in(
+                f"SELECT id, lexical_text FROM chunks WHERE {column}", list(session_ids)))
+        return list(found.values())
+
     def chunks_by_ids(self, ids: Sequence[int]) -> list[ChunkHit]:
         """Hits in the order of ``ids``; ids no longer in SQLite (deleted meanwhile) are left out."""
         found: dict[int, ChunkHit] = {}
