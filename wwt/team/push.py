@@ -353,8 +353,11 @@ def _server_chunks(conn: Any) -> int:
 def _rebuild_left_indexes(conn: Any, url: str) -> list[str]:
     """The search indexes a bulk push killed between its drop and its build left missing, built — unless a bulk
     push is under way (it holds the bulk lock: its indexes are missing on purpose and it builds them itself)."""
-    from wwt.team.schema import build_search_indexes
+    from wwt.team.schema import build_search_indexes, missing_search_indexes
 
+    if not missing_search_indexes(conn):  # the usual case: no lock, no second connection
+        conn.commit()
+        return []
     if not conn.execute("SELECT pg_try_advisory_lock(hashtext('wwt_bulk'))").fetchone()[0]:
         conn.commit()
         return []
