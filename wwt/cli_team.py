@@ -181,8 +181,9 @@ def push() -> None:
 def status(as_json: bool = typer.Option(False, "--json")) -> None:
     """The server (password hidden), this machine, what is shared, pushed and pending, the last error."""
     from wwt.paths import store_path
+    from wwt.store.reads import archive_projects
     from wwt.team import config
-    from wwt.team.push import _local, archive_projects, counts
+    from wwt.team.push import _local, counts
 
     conf = _config()
     local_chunks = 0

@@ -33,6 +33,13 @@ class SearchStore(Protocol):
     def chunks_by_ids(self, ids: Sequence[int]) -> list[ChunkHit]: ...
 
 
+def archive_projects(conn: sqlite3.Connection) -> list[str]:
+    """The projects the archive holds sessions of, by name (a session without one belongs to none; the team push
+    reads the archive on a read-only connection of its own and asks the same)."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT project FROM sessions WHERE project IS NOT NULL AND project != '' ORDER BY project")]
+
+
 class Reads:
     conn: sqlite3.Connection
     path: Path
@@ -273,10 +280,4 @@ class Reads:
         return out
 
     def projects(self) -> list[str]:
-        return [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT DISTINCT project FROM sessions WHERE project IS NOT NULL AND project != '' "
-                "ORDER BY project"
-            )
-        ]
+        return archive_projects(self.conn)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from wwt.store.reads import archive_projects
 from wwt.token_cache import TokenCache, cache_path
 
 BATCH = 500
@@ -137,12 +138,6 @@ def _marks(values: Sequence[str]) -> str:
     return ",".join("?" * len(values))
 
 
-def archive_projects(conn: sqlite3.Connection) -> list[str]:
-    """The projects the archive holds sessions of (a session without one is never shared)."""
-    return [r[0] for r in conn.execute(
-        "SELECT DISTINCT project FROM sessions WHERE project IS NOT NULL ORDER BY project")]
-
-
 def local_sessions(conn: sqlite3.Connection, projects: Sequence[str]) -> list[tuple]:
     if not projects:
         return []
@@ -158,7 +153,7 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
     over ``connections`` connections at once: the server's HNSW insert is the push's cost, and one connection
     keeps one server core busy."""
     from wwt.team.config import adopt_new_projects
-    from wwt.team.schema import build_search_indexes, connect, owns_chunks
+    from wwt.team.schema import build_search_indexes, connect, missing_search_indexes, owns_chunks
 
     started = time.monotonic()
     report = PushReport()
@@ -234,7 +229,9 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         if report.bulk:  # the server builds the indexes while this connection sends the rest
             if progress:
                 progress("building the search indexes")
-            building = side.submit(build_search_indexes, config.url, on_server + len(todo))
+            dropped = missing_search_indexes(conn)
+            conn.commit()
+            building = side.submit(build_search_indexes, config.url, dropped, on_server + len(todo))
             _bulk_end(conn, machine, terms)
         if todo or stale:
             _push_language_axis(conn, local, machine, shared)
@@ -355,15 +352,13 @@ def _rebuild_left_indexes(conn: Any, url: str) -> list[str]:
     push is under way (it holds the bulk lock: its indexes are missing on purpose and it builds them itself)."""
     from wwt.team.schema import build_search_indexes, missing_search_indexes
 
-    if not missing_search_indexes(conn):  # the usual case: no lock, no second connection
-        conn.commit()
-        return []
-    if not conn.execute("SELECT pg_try_advisory_lock(hashtext('wwt_bulk'))").fetchone()[0]:
+    missing = missing_search_indexes(conn)
+    if not missing or not conn.execute("SELECT pg_try_advisory_lock(hashtext('wwt_bulk'))").fetchone()[0]:
         conn.commit()
         return []
     try:
         conn.commit()
-        return build_search_indexes(url, _server_chunks(conn))
+        return build_search_indexes(url, missing, _server_chunks(conn))
     finally:
         conn.execute("SELECT pg_advisory_unlock(hashtext('wwt_bulk'))")
         conn.commit()

@@ -5,6 +5,7 @@ group role ``wwt_team`` read everything (what is in the database was shared on p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from wwt.errors import WwtError
@@ -230,19 +231,14 @@ def _build_one(url: str, name: str, rows: int) -> str:
     return name
 
 
-def build_search_indexes(url: str, rows: int) -> list[str]:
-    """Build the missing search indexes over ``rows`` chunks, each on its own connection at the same time (both
-    take a SHARE lock, which admits the other: the GIN build then costs nothing beside the HNSW one). The names
-    built; the first failure is raised once every build has ended."""
+def build_search_indexes(url: str, names: Sequence[str], rows: int) -> list[str]:
+    """Build the search indexes ``names`` (``missing_search_indexes``) over ``rows`` chunks, each on its own
+    connection at the same time (both take a SHARE lock, which admits the other: the GIN build then costs nothing
+    beside the HNSW one). The names built; the first failure is raised once every build has ended."""
     from concurrent.futures import ThreadPoolExecutor
 
-    probe = connect(url)
-    try:
-        missing = missing_search_indexes(probe)
-    finally:
-        probe.close()
-    if not missing:
+    if not names:
         return []
-    with ThreadPoolExecutor(max_workers=len(missing), thread_name_prefix="wwt-build") as pool:
-        futures = [pool.submit(_build_one, url, name, rows) for name in missing]
+    with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="wwt-build") as pool:
+        futures = [pool.submit(_build_one, url, name, rows) for name in names]
     return [future.result() for future in futures]
