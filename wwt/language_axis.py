@@ -34,7 +34,8 @@ MIN_PER_LANGUAGE = 10
 SAMPLE = 2000
 REFIT_GROWTH = 1.25  # refit once the archive has grown (or shrunk) by this factor since the last fit
 
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")  # is_korean counts the same ranges by code
+_HANGUL_RANGES = ((0xAC00, 0xD7A3), (0x3131, 0x318E))  # syllables, compatibility jamo
+_HANGUL = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _HANGUL_RANGES) + "]")
 
 
 def korean_share(text: str) -> float:
@@ -50,7 +51,7 @@ def is_korean(text: str) -> bool:
     if text.isascii():
         return False
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")  # 4× faster than the regex
-    hangul = int(np.count_nonzero(((codes >= 0xAC00) & (codes <= 0xD7A3)) | ((codes >= 0x3131) & (codes <= 0x318E))))
+    hangul = sum(int(np.count_nonzero((codes >= lo) & (codes <= hi))) for lo, hi in _HANGUL_RANGES)
     if hangul == 0:
         return False
     if hangul >= KOREAN_SHARE * len(text):
