@@ -98,7 +98,17 @@ same language, against the kept rule's 0.54 / 0.61, 0.83:
   held-out once 0.72 / 0.53, 0.93, 0.69, dev 0.90 → 0.94 / 0.53, 0.89, 0.68, 0.88; turned distractors 0.50 / 0.24,
   0.89, 0.51, 0.77 → 0.78 / 0.37, 0.96, 0.62, 0.88; keyword R@1 unchanged; +22 % embedding at ingest, nothing
   at search. Built since (`wwt.chunker.user_requests`, `wwt.embedder.chunk_vectors`, schema 7): the table above
-  measures it, before → after, on archives built by wwt itself."""
+  measures it, before → after, on archives built by wwt itself.
+- session-level vectors next to the (blended) chunk vectors (2026-12-05, branch `session-vec`:
+  `benchmarks/recall_session.py`, outside the index): a session's vector = the normalised mean of its chunks',
+  corrected for language like them; session score = today's + β × its similarity normalised over the candidates
+  (today's top 30 + the 5 best sessions by session vector), or RRF. Tuning, cross-language recall_xlang /
+  recall_paraphrase2, same language, dev answerable, against 0.83 / 0.63, 0.87, 0.94 (1,000 turned distractors:
+  0.56 / 0.40, 0.90, 0.94): β 0.05–0.5 lose a same-language question on the dev archive (0.80–0.83), 0.61 /
+  0.40–0.43 with distractors; RRF loses keyword R@1 (0.94 / 0.91); without the language correction 0.72 / 0.54.
+  β 0.1 held-out once: 0.94 / 0.53, 0.89, 0.88 → 0.94 / 0.58, 0.93, 0.88; distractors 0.72 / 0.37, 0.96, 0.88 →
+  0.72 / 0.37, 0.96, 0.90. Not built: almost every session here is one chunk (47 of 53, every distractor), so a
+  session's vector is its chunk's — nothing these archives can show, for another stored table kept in step."""
 
 
 def load(name: str) -> list[dict]:
