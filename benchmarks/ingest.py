@@ -166,6 +166,9 @@ class Counting:
         self.count += len(texts)
         return self.real.embed_passages(texts)
 
+    def embed_requests(self, texts):
+        return self.real.embed_requests(texts)
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

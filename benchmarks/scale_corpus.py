@@ -451,6 +451,9 @@ class GuardEmbedder:
             self._real = load_embedder()
         return self._real.embed_passages(texts)
 
+    def embed_requests(self, texts: Sequence[str]) -> np.ndarray:
+        return self._real.embed_requests(texts)  # a chunk's requests follow its passage: the miss is counted
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         raise RuntimeError("no queries during ingest")
 

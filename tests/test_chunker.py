@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from wwt.chunker import (
+    EMBED_TOKEN_BUDGET,
     MIN_CHARS,
+    MIN_REQUEST_CHARS,
     TOOL_RESULT_HEAD,
     TOOL_RESULT_TAIL,
     bound_middle,
@@ -12,6 +14,7 @@ from wwt.chunker import (
     estimate_tokens,
     fit_to_budget,
     split_code_blocks,
+    vector_key,
     window_spans,
 )
 from wwt.models import FLAG_COMPACTION_SUMMARY, FLAG_ERROR, Message
@@ -247,3 +250,47 @@ def test_names_cut_by_the_excerpt_edges_are_not_listed():
     # the cut starts inside "load_cogs": its remainder "d_cogs" is not a name
     assert "d_cogs" not in bound_middle(text, 13, 5, keep_names=True)
     assert "load_cogs" in bound_middle("a" * 30 + " load_cogs " + "b" * 30, 20, 20, keep_names=True)
+
+
+# ---------------------------------------------------------------------------------------------- requests
+
+
+def test_requests_are_the_windows_user_turns_each_alone_without_code():
+    msgs = [user(0, "how should the ingest worker debounce hook events?\n```py\nsleep(1)\n```"), assistant(0),
+            user(1, "and what if two hooks arrive within the same second — do both get archived?"), assistant(1)]
+    (chunk,) = chunk_session(msgs, "s")
+    assert chunk.requests == ["user: how should the ingest worker debounce hook events?",
+                              "user: and what if two hooks arrive within the same second — do both get archived?"]
+    assert not any("answer" in r or "sleep(1)" in r for r in chunk.requests)
+
+
+def test_short_repeated_and_whole_text_requests_are_left_out():
+    msgs = [user(0, "ok go on"), assistant(0), user(1), assistant(1), user(2), assistant(2)]
+    msgs[4] = Message("u2", "user", "text", msgs[2].text)  # the same request twice in one window
+    (chunk,) = chunk_session(msgs, "s")
+    assert chunk.requests == [f"user: {msgs[2].text}"]
+    assert all(len(r) >= MIN_REQUEST_CHARS for r in chunk.requests)
+    # a lone user turn that is the whole embedded text adds nothing to blend
+    (alone,) = chunk_session([user(0)], "s")
+    assert alone.embed_text == f"user: {user(0).text}" and alone.requests == []
+
+
+def test_a_long_request_is_fitted_to_the_embedding_budget():
+    long = "the hook debounce window " * 400
+    (chunk,) = chunk_session([user(0, long), assistant(0)], "s")
+    (request,) = chunk.requests
+    assert request.startswith("user: the hook debounce window") and len(request) < len(long)
+    assert estimate_tokens(request) <= EMBED_TOKEN_BUDGET + 2  # the cut mark
+
+
+def test_the_vector_key_names_the_recipe_only_when_requests_are_blended_in():
+    (with_requests,) = chunk_session(exchange(3), "s")
+    assert with_requests.requests and with_requests.embed_hash == vector_key(with_requests.embed_text,
+                                                                              with_requests.requests)
+    # a chunk with nothing to blend keeps the key its vector had before blending existed: no re-embedding
+    import hashlib
+
+    (plain,) = chunk_session([user(0, "ok"), assistant(0, PROSE * 4)], "s")
+    assert plain.requests == []
+    assert plain.embed_hash == hashlib.sha256(plain.embed_text.encode()).hexdigest()
+    assert vector_key("text", ["user: a request"]) != vector_key("text", ["user: another request"])

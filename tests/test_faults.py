@@ -259,6 +259,9 @@ BACKFILL_HARNESS = textwrap.dedent(
             os.write(fd, (line + "\\n").encode()); os.close(fd)
             return emb.embed_passages(texts)
 
+        def embed_requests(self, texts):
+            return emb.embed_requests(texts)
+
     def pending():
         with Store.open(home / "wwt.sqlite3") as s:
             done, total = s.vector_progress()

@@ -43,6 +43,9 @@ class CountingEmbedder:
         self.texts += list(texts)
         return self.real.embed_passages(texts)
 
+    def embed_requests(self, texts):
+        return self.real.embed_requests(texts)
+
 
 @pytest.fixture(scope="module")
 def real_embedder():

@@ -12,6 +12,9 @@
   token budget (≈ 480 e5 tokens) by giving each turn an equal share and handing unused share on.
 * ``lexical_text`` = embed text without the budget + code blocks + tool calls and results (head and tail of
   each result, so the error at the end of a long log survives) + thinking, bounded per item and per chunk.
+* ``requests``: the window's user turns, each alone (fitted to the same budget, ≥ ``MIN_REQUEST_CHARS``). The
+  chunk's vector is its embed text's blended with theirs, embedded as questions (``wwt.embedder.chunk_vectors``):
+  a user's request is phrased like the question asked weeks later, in either language (issue 29).
 * ``display_text``: a readable excerpt for results.
 * Compaction summaries are context (lexical only), never user text. A subagent session's chunks carry the
   ROOT session id so results group under the conversation the user had.
@@ -44,6 +47,9 @@ SUMMARY_CHARS = 2000
 CODE_BLOCK_CHARS = 3000
 LEXICAL_CHARS = 24000
 DISPLAY_CHARS = 700
+MIN_REQUEST_CHARS = 40  # a request saying less ("user: yes, go on") sits near the middle of everything
+REQUEST_WEIGHT = 0.4  # the requests' share of a chunk's vector (chosen on recall_xlang's tuning halves)
+VECTOR_RECIPE = f"requests-{REQUEST_WEIGHT}"  # in every blended vector's key: a new blend re-embeds them
 
 _FENCE_RE = re.compile(r"```[^\n`]*\n.*?(?:```|\Z)|~~~[^\n]*\n.*?(?:~~~|\Z)", re.S)
 _BLANKS_RE = re.compile(r"[ \t]*\n(?:[ \t]*\n)+")
@@ -63,8 +69,9 @@ class Chunk:
     embed_text: str
     lexical_text: str
     display_text: str
-    embed_hash: str  # sha256 of embed_text: the embedding cache key
+    embed_hash: str  # the embedding cache key: ``vector_key(embed_text, requests)``
     turn_count: int = 0
+    requests: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -293,6 +300,7 @@ def _make_chunk(window: Sequence[Turn], session_id: str, root: str, count: Calla
         lexical_parts += t.context
     lexical_text = bound_middle("\n".join(lexical_parts), LEXICAL_CHARS - 2000, 2000)
     display_text = bound_middle("\n".join(lines), DISPLAY_CHARS, 0)
+    requests = user_requests(window, embed_text, budget, count)
     seqs = [s for t in window for s in t.seqs]
     native_ids = [n for t in window for n in t.native_ids]
     stamps = sorted((ts for t in window for ts in t.timestamps if ts), key=time_key)
@@ -312,6 +320,28 @@ def _make_chunk(window: Sequence[Turn], session_id: str, root: str, count: Calla
         embed_text=embed_text,
         lexical_text=lexical_text,
         display_text=display_text,
-        embed_hash=_sha(embed_text),
+        embed_hash=vector_key(embed_text, requests),
         turn_count=len(window),
+        requests=requests,
     )
+
+
+def user_requests(window: Sequence[Turn], embed_text: str, budget: int, count: Callable[[str], int]) -> list[str]:
+    """The window's user turns as the chunk's vector blends them in: each alone, role-labelled like the embed
+    text and fitted to ``budget``; too short ones, repeats and one equal to the whole embed text left out."""
+    out: list[str] = []
+    for turn in window:
+        if turn.role != "user":
+            continue
+        text = "\n".join(line for line in fit_to_budget([f"user: {turn.text}"], budget, count) if line)
+        if len(text) >= MIN_REQUEST_CHARS and text != embed_text and text not in out:
+            out.append(text)
+    return out
+
+
+def vector_key(embed_text: str, requests: Sequence[str]) -> str:
+    """The key of a chunk's vector in the embedding cache: the text alone when nothing is blended in (such a
+    vector is the same as before blending existed), else the recipe, the text and the requests."""
+    if not requests:
+        return _sha(embed_text)
+    return _sha("\x00".join([VECTOR_RECIPE, embed_text, *requests]))

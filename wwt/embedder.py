@@ -105,6 +105,34 @@ def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
+def blend_requests(passages: np.ndarray, requests: np.ndarray, owners: Sequence[int], weight: float) -> np.ndarray:
+    """Each passage's vector mixed with the mean of its requests' vectors — (1 − weight) × its own + weight × the
+    mean, unit rows; ``owners[i]`` is the passage row request ``i`` belongs to. A passage with no request keeps
+    its own vector."""
+    out = np.asarray(passages, dtype=np.float32).copy()
+    if len(owners) == 0:
+        return out
+    rows = np.asarray(owners, dtype=np.int64)
+    sums = np.zeros_like(out)
+    np.add.at(sums, rows, np.asarray(requests, dtype=np.float32))
+    counts = np.bincount(rows, minlength=len(out)).astype(np.float32)
+    has = counts > 0
+    out[has] = (1 - weight) * out[has] + weight * sums[has] / counts[has, None]
+    return l2_normalize(out)
+
+
+def chunk_vectors(embedder: Any, items: Sequence[tuple[str, Sequence[str]]], weight: float) -> np.ndarray:
+    """Chunks' vectors from (embed text, user requests): the text as a passage, each request as a question
+    (e5's symmetric case: a request reads like the question asked weeks later), blended by
+    :func:`blend_requests`. Unit rows, float32 (len(items), dim)."""
+    passages = embedder.embed_passages([text for text, _ in items])
+    owners = [row for row, (_, requests) in enumerate(items) for _ in requests]
+    if not owners:
+        return np.asarray(passages, dtype=np.float32)
+    requests = embedder.embed_requests([r for _, requests in items for r in requests])
+    return blend_requests(passages, requests, owners, weight)
+
+
 def plan_batches(
     lengths: Sequence[int], batch_size: int, max_batch_tokens: int = MAX_BATCH_TOKENS
 ) -> list[list[int]]:
@@ -172,6 +200,11 @@ class Embedder:
 
     def embed_passages(self, texts: Sequence[str], batch_size: int = PASSAGE_BATCH_SIZE) -> np.ndarray:
         return self.embed(texts, self.passage_prefix, batch_size)
+
+    def embed_requests(self, texts: Sequence[str]) -> np.ndarray:
+        """User requests inside chunks, embedded as questions one at a time (no batch dependence: the same
+        request always gets the same vector, like a passage)."""
+        return self.embed(texts, self.query_prefix, PASSAGE_BATCH_SIZE)
 
     def token_windows(self, text: str, prefix: str) -> list[list[int]]:
         """The exact id sequences that :meth:`embed` sends to the model for ``text``."""

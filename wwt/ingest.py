@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from wwt import limits
-from wwt.chunker import chunk_session
+from wwt.chunker import REQUEST_WEIGHT, chunk_session
 from wwt.errors import WwtError
 from wwt.indexes import Indexes, make_private
 from wwt.models import Session
@@ -419,7 +419,7 @@ class _Run:
                 chunk_key=c.chunk_key, session_id=c.session_id, root_session_id=c.root_session_id,
                 first_seq=c.first_seq, last_seq=c.last_seq, start_ts=c.start_ts, end_ts=c.end_ts,
                 embed_text=c.embed_text, lexical_text=c.lexical_text, display_text=c.display_text,
-                embed_hash=c.embed_hash,
+                embed_hash=c.embed_hash, requests=c.requests,
             )
             for c in chunks
         ]
@@ -666,20 +666,22 @@ class _Backfill:
         result.seconds = round(time.monotonic() - started, 3)
         return result
 
-    def embed(self, part: list[tuple[str, str]]) -> int:
-        """One batch: vectors committed to SQLite, then added to the in-memory index. Returns chunks covered."""
-        import numpy as np
+    def embed(self, part: list[tuple[str, str, list[str]]]) -> int:
+        """One batch: vectors committed to SQLite, then added to the in-memory index (replacing the vector a
+        chunk had before its recipe changed). Returns chunks covered."""
 
-        vectors = np.asarray(self.embedder.embed_passages([text for _, text in part]), dtype=np.float32)
+        from wwt.embedder import chunk_vectors
+
+        vectors = chunk_vectors(self.embedder, [(text, requests) for _, text, requests in part], REQUEST_WEIGHT)
         dim = int(vectors.shape[1])
         if not self.unsynced:
             self.indexes.mark_unsynced()  # before SQLite changes: a kill from here on makes the next open repair
             self.unsynced = True
-        self.store.put_vectors((h, dim, vectors[i].tobytes()) for i, (h, _) in enumerate(part))
-        owners = self.store.chunk_ids_for_hashes(h for h, _ in part)
+        self.store.put_vectors((item[0], dim, vectors[i].tobytes()) for i, item in enumerate(part))
+        owners = self.store.chunk_ids_for_hashes(item[0] for item in part)
         ids: list[int] = []
         rows: list[int] = []
-        for i, (h, _) in enumerate(part):
+        for i, (h, *_) in enumerate(part):
             for chunk_id in owners.get(h, []):
                 ids.append(chunk_id)
                 rows.append(i)

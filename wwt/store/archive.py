@@ -14,6 +14,7 @@ from wwt.store.rows import (
     _flags_text,
     _now_iso,
     merge_order,
+    requests_text,
     time_key_sql,
 )
 
@@ -201,17 +202,23 @@ class ArchiveWrites:
         added: list[int] = []
         for key, c in wanted.items():
             if key in current:
-                # Same key ⇒ same content; positions may shift when messages are inserted mid-session.
+                # Same key ⇒ same content; positions may shift when messages are inserted mid-session, and the
+                # vector's recipe may have changed (a new embed_hash: the vector it had stays until the new lands).
                 self.conn.execute(
-                    "UPDATE chunks SET first_seq=?, last_seq=?, root_session_id=? WHERE id=?",
-                    (c.first_seq, c.last_seq, c.root_session_id, current[key]),
+                    "UPDATE chunks SET first_seq=?, last_seq=?, root_session_id=?, requests=?,"
+                    " stale_hash=CASE WHEN EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash=?) THEN NULL"
+                    " WHEN embed_hash=? THEN stale_hash"
+                    " WHEN EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash=chunks.embed_hash) THEN embed_hash"
+                    " ELSE stale_hash END, embed_hash=? WHERE id=?",
+                    (c.first_seq, c.last_seq, c.root_session_id, requests_text(c.requests), c.embed_hash,
+                     c.embed_hash, c.embed_hash, current[key]),
                 )
                 continue
             cur = self.conn.execute(
                 "INSERT INTO chunks(chunk_key, session_id, root_session_id, first_seq, last_seq, start_ts, end_ts,"
-                " embed_text, lexical_text, display_text, embed_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " embed_text, lexical_text, display_text, embed_hash, requests) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (c.chunk_key, c.session_id, c.root_session_id, c.first_seq, c.last_seq, c.start_ts, c.end_ts,
-                 c.embed_text, c.lexical_text, c.display_text, c.embed_hash),
+                 c.embed_text, c.lexical_text, c.display_text, c.embed_hash, requests_text(c.requests)),
             )
             added.append(cur.lastrowid)
         return added, removed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -109,6 +110,16 @@ class StoredChunk:
     lexical_text: str
     display_text: str
     embed_hash: str
+    requests: Sequence[str] = ()  # the user turns its vector blends in (``wwt.chunker.user_requests``)
+
+
+def requests_text(requests: Sequence[str]) -> str:
+    """A chunk's requests as stored: JSON, or '' for none (most rows of an archive before blending)."""
+    return json.dumps(list(requests), ensure_ascii=False) if requests else ""
+
+
+def requests_of(text: str | None) -> list[str]:
+    return json.loads(text) if text else []
 
 
 def _flags_text(flags: Iterable[str]) -> str:

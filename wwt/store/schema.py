@@ -5,7 +5,7 @@ from __future__ import annotations
 from wwt.own_tools import QUOTED_NOTICE
 
 APP_ID = "whatwasthat"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 # --------------------------------------------------------------------------------------------- schema
@@ -119,4 +119,15 @@ INSERT OR IGNORE INTO dirty_sessions(session_id)
         OR (kind IN ('tool_result', 'text') AND instr(text, '""" + QUOTED_NOTICE.replace("'", "''") + """') > 0);
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5, 6: _V6}
+# v7: a chunk's vector blends in its user turns (``requests``, JSON; '' = none) — a new recipe, so a new
+# ``embed_hash`` — and every session is re-chunked by the next ingest to get it. Until the back-fill embeds the new
+# vector, ``stale_hash`` names the vector the chunk had: the index keeps it (and a rebuild reads it) instead of
+# leaving the chunk without one (issue 29).
+_V7 = """
+ALTER TABLE chunks ADD COLUMN requests TEXT NOT NULL DEFAULT '';
+ALTER TABLE chunks ADD COLUMN stale_hash TEXT;
+CREATE INDEX chunks_stale ON chunks(stale_hash) WHERE stale_hash IS NOT NULL;
+INSERT OR IGNORE INTO dirty_sessions(session_id) SELECT DISTINCT session_id FROM chunks;
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4, 5: _V5, 6: _V6, 7: _V7}

@@ -6,6 +6,8 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from wwt.store.rows import requests_of
+
 
 class VectorRows:
     conn: sqlite3.Connection
@@ -19,17 +21,20 @@ class VectorRows:
         return out
 
     def put_vectors(self, items: Iterable[tuple[str, int, bytes]]) -> None:
-        """(text_hash, dim, float32 bytes). Its own transaction: embedding work survives a later crash."""
+        """(text_hash, dim, float32 bytes). Its own transaction: embedding work survives a later crash. The
+        chunks these vectors belong to let go of the vector they had before their recipe changed."""
+        items = list(items)
         with self.transaction():
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO embeddings(text_hash, dim, vector) VALUES (?, ?, ?)", list(items)
-            )
+            self.conn.executemany("INSERT OR IGNORE INTO embeddings(text_hash, dim, vector) VALUES (?, ?, ?)", items)
+            self.conn.executemany("UPDATE chunks SET stale_hash=NULL WHERE embed_hash=? AND stale_hash IS NOT NULL",
+                                  [(item[0],) for item in items])
 
     def prune_embeddings(self) -> int:
         """Drop cached vectors no chunk uses (after ``forget``: nothing of a forgotten session stays)."""
         with self.transaction():
             cur = self.conn.execute(
                 "DELETE FROM embeddings WHERE text_hash NOT IN (SELECT embed_hash FROM chunks)"
+                " AND text_hash NOT IN (SELECT stale_hash FROM chunks WHERE stale_hash IS NOT NULL)"
             )
         return cur.rowcount
 
@@ -37,11 +42,13 @@ class VectorRows:
         return {r[0] for r in self.conn.execute("SELECT id FROM chunks")}
 
     def vector_chunk_ids(self) -> set[int]:
-        """Chunks whose vector is stored: what the vector index must hold (the rest are pending)."""
+        """Chunks with a stored vector — theirs, or the one they had before their recipe changed: what the vector
+        index must hold (the rest are pending)."""
         return {
             r[0]
             for r in self.conn.execute(
                 "SELECT c.id FROM chunks c WHERE EXISTS (SELECT 1 FROM embeddings e WHERE e.text_hash=c.embed_hash)"
+                " OR (c.stale_hash IS NOT NULL AND EXISTS (SELECT 1 FROM embeddings o WHERE o.text_hash=c.stale_hash))"
             )
         }
 
@@ -53,9 +60,9 @@ class VectorRows:
         ).fetchone()
         return row is not None
 
-    def pending_vectors(self, limit: int) -> list[tuple[str, str]]:
-        """Up to ``limit`` distinct (embed_hash, embed_text) with no stored vector, newest chunks first (the
-        sessions a user most likely searches for)."""
+    def pending_vectors(self, limit: int) -> list[tuple[str, str, list[str]]]:
+        """Up to ``limit`` distinct (embed_hash, embed_text, requests) with no stored vector, newest chunks first
+        (the sessions a user most likely searches for)."""
         hashes = [
             r[0]
             for r in self.conn.execute(
@@ -65,10 +72,11 @@ class VectorRows:
                 (limit,),
             )
         ]
-        texts: dict[str, str] = {}
-        for r in self._select_in("SELECT embed_hash, embed_text FROM chunks WHERE embed_hash", hashes):
-            texts.setdefault(r[0], r[1])
-        return [(h, texts[h]) for h in hashes if h in texts]
+        texts: dict[str, tuple[str, list[str]]] = {}
+        for r in self._select_in("SELECT embed_hash, embed_text, requests FROM chunks WHERE embed_hash", hashes):
+            if r[0] not in texts:
+                texts[r[0]] = (r[1], requests_of(r[2]))
+        return [(h, *texts[h]) for h in hashes if h in texts]
 
     def chunk_ids_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, list[int]]:
         """Every chunk id per embed hash (several chunks may share one text, hence one vector)."""
@@ -99,10 +107,12 @@ class VectorRows:
             " c.end_ts, COALESCE(r.platform, s.platform) AS platform, COALESCE(r.project, s.project) AS project,"
             " COALESCE(r.project_path, s.project_path) AS project_path, COALESCE(r.cwd, s.cwd) AS cwd,"
             " COALESCE(r.git_branch, s.git_branch) AS git_branch,"
-            " COALESCE(r.started_at, s.started_at) AS started_at, e.vector, e.dim"
+            " COALESCE(r.started_at, s.started_at) AS started_at, COALESCE(e.vector, o.vector) AS vector,"
+            " COALESCE(e.dim, o.dim) AS dim"
             " FROM chunks c JOIN sessions s ON s.session_id=c.session_id"
             " LEFT JOIN sessions r ON r.session_id=c.root_session_id"
             " LEFT JOIN embeddings e ON e.text_hash=c.embed_hash"
+            " LEFT JOIN embeddings o ON e.text_hash IS NULL AND o.text_hash=c.stale_hash"
         )
         if ids is None:
             cur = self.conn.execute(sql + " ORDER BY c.id")
