@@ -1,10 +1,11 @@
 """Cross-language recall (issue 29): a Korean question must find the English session that answers it, and the
-reverse. Today's ranking ("before": the language-axis correction at one weight, 0.5, whatever the question's
-language) and the new one ("after": ``wwt.language_axis.question_weight``, full for a Korean question, none for an
-English one) side by side, from the same indexes, in one run.
+reverse. Two archives of the same logs side by side in one run: "before" with each chunk's vector made from its
+embed text alone (as wwt did until the blend: ``REQUEST_WEIGHT`` 0), "after" with today's vectors (the text
+blended with its user turns embedded as questions, ``wwt.chunker.REQUEST_WEIGHT``). The search code is the same.
 
 Sets, over the development archive (real fixtures + benchmarks/data/recall_dev_logs, ingested once into
-benchmarks/.work/xlang and reused):
+benchmarks/.work/xlang[-plain] and reused — delete those folders after a parser or index change; with
+``--background N``, N distractor sessions more, written as 2–4 turns each, in xlang-bgN[-plain]):
 
 * benchmarks/data/recall_xlang.json — 36 new cross-language questions (issue 29), split before any result;
 * benchmarks/data/recall_paraphrase2.json — 130 paraphrases (73 cross-language); its split was made for the
@@ -17,7 +18,10 @@ benchmarks/.work/xlang and reused):
 Per question: the relevant session's rank in the lexical leg alone, the vector leg alone (after the correction:
 what fusion sees) and fused (what lands, ``Memory.search_outcome``). Held-out = the figure; tuning = in-sample.
 
-    WWT_MODEL_DIR=<model folder> python benchmarks/recall_xlang.py [--write] [--dump FILE]
+    WWT_MODEL_DIR=<model folder> python benchmarks/recall_xlang.py [--background 1000] [--write] [--dump FILE]
+
+The language rule measured by this script before (one correction weight for every question vs by the question's
+language, 2026-12-05) is in its TRIED text.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import argparse
 import json
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -34,10 +38,10 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from _shared import REAL_FIXTURES, load_average, replace_section  # noqa: E402
-from recall import DEV_LOGS, LIMIT, ingest, relevant_roots, with_split  # noqa: E402
+from recall import DEV_LOGS, LIMIT, background_logs, ingest, relevant_roots, with_split  # noqa: E402
 from recall_legs import legs  # noqa: E402
 
-import wwt.language_axis as language_axis  # noqa: E402
+import wwt.ingest as ingest_module  # noqa: E402
 from wwt.models import Filters  # noqa: E402
 from wwt.service import Memory  # noqa: E402
 
@@ -93,8 +97,8 @@ same language, against the kept rule's 0.54 / 0.61, 0.83:
   its own + 0.4 × the mean of its user turns' "query: " vectors (A chosen on the tuning halves from 0.3–0.5);
   held-out once 0.72 / 0.53, 0.93, 0.69, dev 0.90 → 0.94 / 0.53, 0.89, 0.68, 0.88; turned distractors 0.50 / 0.24,
   0.89, 0.51, 0.77 → 0.78 / 0.37, 0.96, 0.62, 0.88; keyword R@1 unchanged; +22 % embedding at ingest, nothing
-  at search. The next candidate to build: it changes every stored vector's recipe, so it needs a re-embedding
-  migration in the back-fill (a half-migrated archive would rank blended and plain vectors apart)."""
+  at search. Built since (`wwt.chunker.user_requests`, `wwt.embedder.chunk_vectors`, schema 7): the table above
+  measures it, before → after, on archives built by wwt itself."""
 
 
 def load(name: str) -> list[dict]:
@@ -112,14 +116,46 @@ def archive(home: Path, sources: list[Path]) -> Memory:
 
 
 @contextmanager
-def before() -> object:
-    """Today's rule: one weight (WEIGHT) for every question."""
-    saved = language_axis.KOREAN_QUESTION_WEIGHT, language_axis.ENGLISH_QUESTION_WEIGHT
-    language_axis.KOREAN_QUESTION_WEIGHT = language_axis.ENGLISH_QUESTION_WEIGHT = language_axis.WEIGHT
+def plain_vectors() -> object:
+    """Chunks embedded as before the blend: the embed text alone (the requests' weight 0)."""
+    saved = ingest_module.REQUEST_WEIGHT
+    ingest_module.REQUEST_WEIGHT = 0.0
     try:
         yield
     finally:
-        language_axis.KOREAN_QUESTION_WEIGHT, language_axis.ENGLISH_QUESTION_WEIGHT = saved
+        ingest_module.REQUEST_WEIGHT = saved
+
+
+def turned_background(count: int, out: Path) -> Path:
+    """``recall.background_logs``' distractor sessions (one user message each) written as 2–4 alternating user /
+    assistant turns of whole sentences, same text: otherwise only the dev sessions would have user turns to blend
+    in, and that alone would set them apart from the distractors."""
+    import re
+    import tempfile
+    from datetime import datetime, timezone
+
+    from recall_dev_corpus import _claude
+
+    folder = out / "claude-code"
+    folder.mkdir(parents=True, exist_ok=True)
+    when = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    with tempfile.TemporaryDirectory() as plain:
+        for path in sorted((background_logs(Path(plain), count) / "claude-code").glob("*.jsonl")):
+            text = json.loads(path.read_text(encoding="utf-8").splitlines()[0])["message"]["content"]
+            sentences = [s for s in re.split(r"(?<=[.!?다])\s+|\n\s*\n", text.strip()) if s]
+            n = max(1, min(4, max(2, len(text) // 250), len(sentences)))
+            size, turns, current = len(text) / n, [], []
+            for sentence in sentences:
+                current.append(sentence)
+                if sum(map(len, current)) >= size and len(turns) < n - 1:
+                    turns.append(" ".join(current))
+                    current = []
+            if current:
+                turns.append(" ".join(current))
+            roles = [("u" if i % 2 == 0 else "a", t) for i, t in enumerate(turns)]
+            (folder / path.name).write_text(_claude(path.stem + "-turned", "background", when, roles),
+                                            encoding="utf-8")
+    return out
 
 
 def measure(memory: Memory, questions: list[dict]) -> list[dict]:
@@ -134,23 +170,20 @@ def measure(memory: Memory, questions: list[dict]) -> list[dict]:
     return rows
 
 
-def latency(memory: Memory, questions: list[dict], rounds: int = 3) -> dict[str, float]:
-    """Median warm search time per question (ms), the two rules interleaved question by question (load from
+def latency(memories: dict[str, Memory], questions: list[dict], rounds: int = 3) -> dict[str, float]:
+    """Median warm search time per question (ms), the two archives interleaved question by question (load from
     other work falls on both alike). Each question is searched once untimed just before: the embedder remembers
-    recent query vectors, so otherwise whichever rule ran first paid for the embedding (measured: 29 ms vs 5 ms).
-    The rule does not change what is embedded, so this times everything that differs."""
-    seconds: dict[str, list[float]] = {"before": [], "after": []}
+    recent query vectors, so otherwise whichever ran first paid for the embedding (measured: 29 ms vs 5 ms)."""
+    seconds: dict[str, list[float]] = {label: [] for label in memories}
     for round_ in range(rounds):
         for item in questions:
             filters = Filters(platform=item.get("source"))
-            memory.search_outcome(item["q"], filters, LIMIT)
-            for label in (("before", "after") if round_ % 2 == 0 else ("after", "before")):
+            labels = list(memories) if round_ % 2 == 0 else list(reversed(memories))
+            for label in labels:
+                memories[label].search_outcome(item["q"], filters, LIMIT)
+            for label in labels:
                 started = time.perf_counter()
-                if label == "before":
-                    with before():
-                        memory.search_outcome(item["q"], filters, LIMIT)
-                else:
-                    memory.search_outcome(item["q"], filters, LIMIT)
+                memories[label].search_outcome(item["q"], filters, LIMIT)
                 seconds[label].append(time.perf_counter() - started)
     return {label: sorted(values)[len(values) // 2] * 1000 for label, values in seconds.items()}
 
@@ -182,6 +215,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="write section recall-xlang of RESULTS.md")
     ap.add_argument("--dump", type=Path, help="write every row (before and after) as JSON here")
+    ap.add_argument("--background", type=int, default=0, help="add this many distractor sessions (2–4 turns each)")
     args = ap.parse_args()
     work = HERE / ".work"
     sets = {
@@ -191,24 +225,35 @@ def main() -> None:
         "recall_dev": [q for q in with_split(load("recall_dev.json")) if q["kind"] != "negative"],
     }
     keyword = load("recall_queries.json")
-    memory = archive(work / "xlang", [REAL_FIXTURES, DEV_LOGS])
-    for warm in ("warm up the engine", "검색 준비", "warm up the engine", "검색 준비"):  # Kiwi, model, indexes loaded
-        memory.search_outcome(warm, Filters(), LIMIT)
-    results: dict[str, dict[str, list[dict]]] = {}
-    for label in ("before", "after"):
+    sources = [REAL_FIXTURES, DEV_LOGS]
+    name = "xlang"
+    if args.background:
+        name = f"xlang-bg{args.background}"
+        logs = work / f"background-turned-{args.background}"
+        if not logs.exists():
+            turned_background(args.background, logs)
+        sources.append(logs)
+    memories: dict[str, Memory] = {}
+    for label, suffix in (("before", "-plain"), ("after", "")):
         if label == "before":
-            with before():
-                results[label] = {name: measure(memory, qs) for name, qs in sets.items()}
+            with plain_vectors():
+                memories[label] = archive(work / (name + suffix), sources)
         else:
-            results[label] = {name: measure(memory, qs) for name, qs in sets.items()}
-    timings = latency(memory, [q for qs in sets.values() for q in qs])
-    chunks = memory.status().get("chunks", 0)
-    memory.close()
-    fixtures = archive(work / "xlang-kw", [REAL_FIXTURES])
-    with before():
-        kw_before = keyword_r1(fixtures, keyword)
-    kw_after = keyword_r1(fixtures, keyword)
-    fixtures.close()
+            memories[label] = archive(work / (name + suffix), sources)
+        for warm in ("warm up the engine", "검색 준비", "warm up the engine", "검색 준비"):  # Kiwi, model, indexes
+            memories[label].search_outcome(warm, Filters(), LIMIT)
+    results = {label: {name: measure(memory, qs) for name, qs in sets.items()} for label, memory in memories.items()}
+    timings = latency(memories, [q for qs in sets.values() for q in qs])
+    chunks = memories["after"].status().get("chunks", 0)
+    for memory in memories.values():
+        memory.close()
+    keyword_result = {}
+    for label, suffix in (("before", "-plain"), ("after", "")):
+        with plain_vectors() if label == "before" else nullcontext():
+            fixtures = archive(work / ("xlang-kw" + suffix), [REAL_FIXTURES])
+        keyword_result[label] = keyword_r1(fixtures, keyword)
+        fixtures.close()
+    kw_before, kw_after = keyword_result["before"], keyword_result["after"]
     if args.dump:
         args.dump.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
 
@@ -229,11 +274,13 @@ def main() -> None:
         return out
 
     lines = [
-        f"`python benchmarks/recall_xlang.py --write` — multilingual-e5-small int8, development archive ({chunks} "
-        f"chunks: real fixtures + recall_dev_logs), load {load_average()}. before = language-axis correction at 0.5 "
-        "for every question; after = by the question's language (Korean 1.0, English 0). Session ranks, limit 10. "
-        "recall_paraphrase2's split was made for the \"nothing relevant\" flag, not for ranking; the new rule's "
-        "weights were chosen on the tuning halves only.",
+        f"`python benchmarks/recall_xlang.py{f' --background {args.background}' if args.background else ''} --write`"
+        f" — multilingual-e5-small int8 (offline test build), development archive ({chunks} chunks: real fixtures + "
+        f"recall_dev_logs{f' + {args.background} distractor sessions of 2–4 turns' if args.background else ''}), "
+        f"load {load_average()}. before = each chunk's vector from its text alone; after = blended with its user "
+        f"turns embedded as questions (weight {ingest_module.REQUEST_WEIGHT}, chosen on the tuning halves). Same "
+        "search code, session ranks, limit 10. recall_paraphrase2's split was made for the \"nothing relevant\" flag, "
+        "not for ranking.",
         "",
         "| set, part | n | lexical R@3 | vector R@3 before → after | fused R@1 before → after | "
         "fused R@3 before → after | flagged before → after |",
@@ -261,15 +308,16 @@ def main() -> None:
     lines += [
         "",
         f"Keyword set (real fixtures alone, as benchmarks/recall.py): R@1 {kw_before[0]:.2f} → {kw_after[0]:.2f}, "
-        f"MRR@10 {kw_before[1]:.3f} → {kw_after[1]:.3f}. KorQuAD is one language: no axis, untouched by this rule. "
-        f"Warm search (query vector remembered), median per question on this archive, rules interleaved, 3 rounds: "
-        f"{timings['before']:.1f} ms → {timings['after']:.1f} ms.",
+        f"MRR@10 {kw_before[1]:.3f} → {kw_after[1]:.3f}. Warm search (query vector remembered), median per question, "
+        f"archives interleaved, 3 rounds: {timings['before']:.1f} ms → {timings['after']:.1f} ms.",
     ]
     lines += ["", TRIED]
     text = "\n".join(lines)
     print(text)
     if args.write:
-        replace_section("recall-xlang", "## Cross-language recall (issue 29)\n\n" + text)
+        section = "recall-xlang" + (f"-bg{args.background}" if args.background else "")
+        title = "## Cross-language recall (issue 29)" + (f", {args.background} distractors" if args.background else "")
+        replace_section(section, title + "\n\n" + text)
 
 
 if __name__ == "__main__":

@@ -393,7 +393,10 @@ def test_an_archive_indexed_before_the_rule_is_rechunked_by_the_next_ingest(tmp_
 
     assert found() >= 6  # the old chunker indexed every recall
     conn = sqlite3.connect(home / "wwt.sqlite3")
-    with conn:
+    with conn:  # schema 5 as it was: without what later versions added
+        conn.execute("DROP INDEX chunks_stale")
+        conn.execute("ALTER TABLE chunks DROP COLUMN stale_hash")
+        conn.execute("ALTER TABLE chunks DROP COLUMN requests")
         conn.execute("UPDATE meta SET value='5' WHERE key='schema_version'")
     conn.close()
     result = run_wwt("ingest", home=home, model_dir=model_dir)  # default folders: none of these logs changed
