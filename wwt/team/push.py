@@ -174,15 +174,14 @@ def _remote_chunks(conn: Any, machine: str) -> dict[str, _Remote]:
 
 
 def _ensure_schema(conn: Any) -> None:
-    """A server whose schema is older than this wwt's is migrated by ``wwt team join`` first (one line)."""
-    from wwt.errors import WwtError
-    from wwt.team.schema import SCHEMA_VERSION, schema_version
+    """A server whose schema is older than this wwt's is migrated first when the tables are this role's (the
+    background push goes on after an upgrade); a member is told in one line that the owner must (``migrate``)."""
+    from wwt.team.schema import SCHEMA_VERSION, migrate, schema_version
 
     found = schema_version(conn)
     conn.commit()
     if found is not None and found < SCHEMA_VERSION:
-        raise WwtError(f"the team database has schema {found}; this wwt uses {SCHEMA_VERSION}: run"
-                       " `wwt team join <url>` again (it migrates; only the owner of its tables can)")
+        migrate(conn)
 
 
 def push(config: Any, store_path: Path, progress: Callable[[str], None] | None = None,
