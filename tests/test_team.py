@@ -167,7 +167,8 @@ def test_two_machines_push_and_a_third_finds_both(archives, team_url, tmp_path):
     code = ("import sys; from wwt import mcp_server as m\n"
             "print(m.search_all(sys.argv[1], scope='team'))\n"
             "print(m.search_memory(sys.argv[1], project=sys.argv[2], scope='team'))\n")
-    project = json.loads(wwt(c, "search", "--team", "--all", "--json", _phrase(b)).stdout)["results"][0]["project"]
+    found = json.loads(wwt(c, "search", "--team", "--all", "--json", _phrase(b)).stdout)["results"]
+    project = next(hit["project"] for hit in found if hit.get("machine") == "desk-b")  # b's session's project
     env = {**os.environ, "WWT_HOME": str(c), "WWT_ENGINE": "off"}
     mcp = subprocess.run([sys.executable, "-c", code, _phrase(b), project], env=env, capture_output=True,
                          text=True, timeout=300, cwd=tmp_path)
@@ -838,7 +839,8 @@ def test_team_vector_leg_corrects_for_language_like_the_local_one(team_url, tmp_
                 pushed = set(remote_keys.values())  # sessions without a project stay local
                 mine = {keys[i]: score for i, score in local if keys[i] in pushed}
                 theirs = [(remote_keys[i], score) for i, score in remote[:5]]
-                assert theirs[0][0] == max(mine, key=mine.get), question
+                # the server's best is the local best, or one the local index scores within the same tolerance
+                assert mine[theirs[0][0]] > max(mine.values()) - 0.006, question
                 # the same re-scoring: within what the axis's other sample explains (the local index fitted
                 # its axis over the unshared chunks too); without the correction Korean hits differ by several hundredths
                 assert all(abs(mine[key] - score) < 0.006 for key, score in theirs), question
