@@ -878,3 +878,230 @@ def test_url_from_the_environment_is_never_printed_whole(pg_server, team_url, tm
     info = json.loads(status.stdout)
     assert info["server"].startswith("postgresql://postgres:***@") and info["reachable"] and info["label"] == "envy"
     assert oct((home / "team.json").stat().st_mode & 0o777) == "0o600"
+
+
+# A chunk's vector may change while its key stays (its lexical text is the same; its embed text or the way its
+# vector is made changed): the archive gives the chunk a new embed_hash, and the back-fill a vector for that hash.
+# The server holds, per row, the embed_hash of the vector it was sent (``vector_hash``): the next push sends such a
+# chunk again — once its new vector exists — and the machine's statistics stay what a fresh push would make.
+
+def _shared_vectors(home: Path, n: int) -> list[tuple[str, str, np.ndarray]]:
+    """The first ``n`` shared chunks holding a vector, each with a distinct one: (chunk_key, embed_hash, vector)."""
+    conn = sqlite3.connect(home / "wwt.sqlite3")
+    try:
+        rows = conn.execute(
+            "SELECT c.chunk_key, c.embed_hash, e.vector FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
+            " JOIN embeddings e ON e.text_hash = c.embed_hash WHERE r.project IS NOT NULL ORDER BY c.id").fetchall()
+    finally:
+        conn.close()
+    out, seen = [], set()
+    for key, embed_hash, blob in rows:
+        if embed_hash not in seen:
+            seen.add(embed_hash)
+            out.append((key, embed_hash, np.frombuffer(blob, dtype=np.float32).copy()))
+    assert len(out) >= n
+    return out[:n]
+
+
+def _revector(home: Path, key: str, vector: np.ndarray | None) -> str:
+    """Give chunk ``key`` a new embed_hash (its key stays) and, unless ``vector`` is None (not embedded yet),
+    that hash's vector; the new hash."""
+    import hashlib
+
+    new_hash = hashlib.sha256(f"re-embedded {key} {next(_names)}".encode()).hexdigest()
+    conn = sqlite3.connect(home / "wwt.sqlite3")
+    try:
+        with conn:
+            conn.execute("UPDATE chunks SET embed_hash = ? WHERE chunk_key = ?", (new_hash, key))
+    finally:
+        conn.close()
+    if vector is not None:
+        _embed(home, new_hash, vector)
+    return new_hash
+
+
+def _embed(home: Path, embed_hash: str, vector: np.ndarray) -> None:
+    """What the back-fill does for a pending hash: its vector in ``embeddings``."""
+    conn = sqlite3.connect(home / "wwt.sqlite3")
+    try:
+        with conn:
+            conn.execute("INSERT INTO embeddings (text_hash, dim, vector) VALUES (?, ?, ?)",
+                         (embed_hash, len(vector), vector.astype(np.float32).tobytes()))
+    finally:
+        conn.close()
+
+
+def _server_rows(url: str, machine: str) -> dict[str, tuple[str | None, np.ndarray | None]]:
+    """chunk_key → (vector_hash, embedding) of the machine's rows on the server."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT chunk_key, vector_hash, embedding::real[] FROM wwt_chunks WHERE machine_id = %s",
+                            (machine,)).fetchall()
+    return {key: (vector_hash, None if vector is None else np.array(vector, dtype=np.float32))
+            for key, vector_hash, vector in rows}
+
+
+def _statistics(url: str, machine: str) -> tuple[tuple, dict[str, int]]:
+    """The machine's counters (chunk_count, vector_count, lex_total, korean_count, stats_ok) and its terms' df."""
+    with psycopg.connect(url) as conn:
+        counters = conn.execute("SELECT chunk_count, vector_count, lex_total, korean_count, stats_ok FROM wwt_machines"
+                                " WHERE machine_id = %s", (machine,)).fetchone()
+        terms = dict(conn.execute("SELECT term, df FROM wwt_terms WHERE machine_id = %s", (machine,)).fetchall())
+    return counters, terms
+
+
+def _local_embed_hashes(home: Path) -> dict[str, str | None]:
+    """chunk_key → embed_hash of each shared chunk holding a vector (None for one whose vector is pending)."""
+    conn = sqlite3.connect(home / "wwt.sqlite3")
+    try:
+        return dict(conn.execute(
+            "SELECT c.chunk_key, e.text_hash FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
+            " LEFT JOIN embeddings e ON e.text_hash = c.embed_hash WHERE r.project IS NOT NULL"))
+    finally:
+        conn.close()
+
+
+def test_a_chunk_whose_vector_changes_under_its_key_is_sent_again_with_exact_statistics(archives, team_url,
+                                                                                       tmp_path):
+    from wwt.team import config
+    from wwt.team.push import push
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    (changed, _, old), (other, _, real), (late, _, late_vector) = _shared_vectors(a, 3)
+    pending = _revector(a, late, None)  # embedded after the first push: the server row holds no vector yet
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    first = push(config.load(a), a / "wwt.sqlite3")
+    assert first.chunks == shared(a)["chunks"] and first.pending_vectors == 1
+    mid = machine_id(a)
+
+    negated = _revector(a, changed, -old)  # the same key, a new vector
+    moved = _revector(a, other, old)  # the same key, another real vector
+    _embed(a, pending, late_vector)  # the pending one embedded
+    report = push(config.load(a), a / "wwt.sqlite3")
+    assert report.chunks == 3 and report.deleted_chunks == 0 and report.pending_vectors == 0
+    rows = _server_rows(team_url, mid)
+    for key, embed_hash, vector in ((changed, negated, -old), (other, moved, old), (late, pending, late_vector)):
+        assert rows[key][0] == embed_hash
+        assert np.allclose(rows[key][1], vector, atol=1e-7)
+
+    # the machine's statistics are what a fresh push of the same archive makes
+    fresh = _copy_home(a, tmp_path / "fresh")
+    wwt(fresh, "team", "join", team_url, "--as", "fresh", "--share-all")
+    wwt(fresh, "team", "push")
+    (counters, terms), (want_counters, want_terms) = _statistics(team_url, mid), _statistics(team_url, machine_id(fresh))
+    assert counters == want_counters and counters[0] == shared(a)["chunks"] and counters[4]
+    assert counters[1] == sum(vector is not None for _, vector in rows.values())
+    assert terms == want_terms and terms
+    assert push(config.load(a), a / "wwt.sqlite3").chunks == 0  # sent once
+
+
+def test_a_chunk_whose_new_vector_is_pending_keeps_its_old_one_on_the_server_until_it_exists(archives, team_url,
+                                                                                            tmp_path):
+    from wwt.team import config
+    from wwt.team.push import push
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    [(key, old_hash, old)] = _shared_vectors(a, 1)
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    push(config.load(a), a / "wwt.sqlite3")
+    mid = machine_id(a)
+    before = _statistics(team_url, mid)
+
+    new_hash = _revector(a, key, None)
+    report = push(config.load(a), a / "wwt.sqlite3")
+    assert report.chunks == 0 and report.pending_vectors == 1
+    vector_hash, vector = _server_rows(team_url, mid)[key]
+    assert vector_hash == old_hash and np.allclose(vector, old, atol=1e-7)
+    assert _statistics(team_url, mid) == before
+
+    _embed(a, new_hash, -old)  # the back-fill catches up: now it goes
+    assert push(config.load(a), a / "wwt.sqlite3").chunks == 1
+    vector_hash, vector = _server_rows(team_url, mid)[key]
+    assert vector_hash == new_hash and np.allclose(vector, -old, atol=1e-7)
+    assert _statistics(team_url, mid) == before
+
+
+def test_the_server_holds_which_vector_each_row_has_and_a_push_with_nothing_changed_sends_nothing(
+        archives, team_url, tmp_path):
+    from wwt.team import config
+    from wwt.team.push import push
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    [(key, _, _)] = _shared_vectors(a, 1)
+    _revector(a, key, None)  # one chunk's vector pending
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    push(config.load(a), a / "wwt.sqlite3")
+    mid = machine_id(a)
+    held = {k: vector_hash for k, (vector_hash, _) in _server_rows(team_url, mid).items()}
+    assert held == _local_embed_hashes(a) and held[key] is None
+    before = _statistics(team_url, mid)
+    again = push(config.load(a), a / "wwt.sqlite3")
+    assert (again.chunks, again.messages, again.deleted_chunks, again.pending_vectors) == (0, 0, 0, 1)
+    assert _statistics(team_url, mid) == before
+
+
+def _as_schema_2(url: str) -> None:
+    """The team database as schema 2 left it: no vector_hash (the rows on it were pushed by a wwt of schema 2)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE wwt_chunks DROP COLUMN IF EXISTS vector_hash")
+        conn.execute("UPDATE wwt_meta SET value = '2' WHERE key = 'schema_version'")
+
+
+@pytest.mark.parametrize("bulk", [False, True], ids=["inserting", "bulk"])
+def test_a_server_at_schema_2_is_migrated_and_its_rows_sent_again_once(archives, team_url, tmp_path, monkeypatch,
+                                                                       bulk):
+    """Rows pushed under schema 2 never said which vector they hold: after the migration each row with a vector
+    is sent again, once — an UPDATE that leaves the statistics as they were, by the ordinary way or by a bulk push
+    (the owner's push of every row: the search indexes dropped and built again)."""
+    from wwt.team import config
+    from wwt.team.push import push
+    from wwt.team.schema import SCHEMA_VERSION, schema_version
+
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", team_url, "--as", "laptop-a", "--share-all")
+    push(config.load(a), a / "wwt.sqlite3")
+    mid = machine_id(a)
+    before = _statistics(team_url, mid)
+    _as_schema_2(team_url)
+    with_vectors = sum(embed_hash is not None for embed_hash in _local_embed_hashes(a).values())
+    monkeypatch.setattr("wwt.team.push.BULK_MIN", 1 if bulk else 10**9)
+    report = push(config.load(a), a / "wwt.sqlite3")  # the tables' owner: its push migrates first
+    with psycopg.connect(team_url) as conn:
+        assert schema_version(conn) == SCHEMA_VERSION
+    assert report.chunks == with_vectors > 0 and report.bulk == bulk  # sent again, once
+    assert {"wwt_chunks_embedding", "wwt_chunks_lex"} <= _indexes(team_url)
+    held = {k: vector_hash for k, (vector_hash, _) in _server_rows(team_url, mid).items()}
+    assert held == _local_embed_hashes(a)
+    assert _statistics(team_url, mid) == before
+    assert push(config.load(a), a / "wwt.sqlite3").chunks == 0
+
+
+def test_a_member_meeting_an_older_schema_is_told_in_one_line_that_the_owner_migrates(pg_server, archives,
+                                                                                      team_url, tmp_path):
+    """Only the tables' owner may ALTER them: a member's `join` and `push` on a schema older than its wwt's say
+    so in one line and change nothing; once the owner has migrated, the member's push goes on."""
+    from urllib.parse import urlsplit
+
+    from wwt.team.schema import migrate
+
+    database = urlsplit(team_url).path.lstrip("/")
+    member = f"dave_{database}"
+    with psycopg.connect(team_url, autocommit=True) as admin:
+        migrate(admin)
+        admin.execute(f"CREATE ROLE {member} LOGIN IN ROLE wwt_team")
+        admin.execute(f"GRANT CONNECT ON DATABASE {database} TO wwt_team")
+    member_url = _db_url(pg_server, database, member)
+    a = _copy_home(archives["a"], tmp_path / "a")
+    wwt(a, "team", "join", member_url, "--as", "dave", "--share-all")
+    wwt(a, "team", "push")
+    _as_schema_2(team_url)
+    for args in (("join", member_url), ("push",)):
+        done = wwt(a, "team", *args, check=False)
+        assert done.returncode != 0 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "schema 2" in done.stderr and "owner" in done.stderr
+    with psycopg.connect(team_url) as conn:
+        assert conn.execute("SELECT value FROM wwt_meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+    with psycopg.connect(team_url, autocommit=True) as admin:
+        migrate(admin)
+    pushed = wwt(a, "team", "push").stdout
+    assert pushed.startswith(f"pushed {sum(h is not None for h in _local_embed_hashes(a).values())} chunk(s)")
+    assert wwt(a, "team", "push").stdout.startswith("pushed 0 chunk(s)")

@@ -1,11 +1,13 @@
 """``wwt team push``: what changed in the shared projects goes to the team server.
 
 The local archive (SQLite, opened read-only: ingest and search are never blocked) is compared with what the server
-holds for this machine — chunk keys and whether each has its vector, message keys, session ids. What is missing is
-sent in batches (COPY into a temp table, then INSERT … ON CONFLICT DO UPDATE on the stable keys, one transaction per
-batch with the machine's pushed count), what the server holds but the archive no longer shares (forgotten,
-unshared, re-chunked) is deleted. A kill or a lost connection mid-push loses at most the batch in flight; the next
-push starts from what the server committed, so a push is resumable and idempotent without a separate log."""
+holds for this machine — chunk keys and which local vector each holds (``vector_hash``: the archive's ``embed_hash``
+of the vector sent), message keys, session ids. What is missing, or holds no vector or another one than the
+archive now has, is sent in batches (COPY into a temp table, then INSERT … ON CONFLICT DO UPDATE on the stable keys,
+one transaction per batch with the machine's pushed count), what the server holds but the archive no longer shares
+(forgotten, unshared, re-chunked) is deleted. A kill or a lost connection mid-push loses at most the batch in
+flight; the next push starts from what the server committed, so a push is resumable and idempotent without a
+separate log."""
 
 from __future__ import annotations
 
@@ -147,6 +149,41 @@ def local_sessions(conn: sqlite3.Connection, projects: Sequence[str]) -> list[tu
         f" WHERE r.project IN ({_marks(projects)})", list(projects)).fetchall()
 
 
+class _Remote:
+    """What the server holds of one chunk row: the ``embed_hash`` of its vector (``PRE_V3`` for a vector sent
+    before schema 3 said which; None when it holds none) and whether the row is Korean."""
+
+    __slots__ = ("korean", "vector_hash")
+
+    PRE_V3 = object()  # differs from every embed_hash: such a row is sent again once
+
+    def __init__(self, vector_hash: Any, korean: bool) -> None:
+        self.vector_hash = vector_hash
+        self.korean = korean
+
+    @property
+    def has_vector(self) -> bool:
+        return self.vector_hash is not None
+
+
+def _remote_chunks(conn: Any, machine: str) -> dict[str, _Remote]:
+    rows = conn.execute("SELECT chunk_key, embedding IS NOT NULL, vector_hash, korean FROM wwt_chunks"
+                        " WHERE machine_id = %s", (machine,))
+    return {key: _Remote((vector_hash or _Remote.PRE_V3) if has else None, korean)
+            for key, has, vector_hash, korean in rows}
+
+
+def _ensure_schema(conn: Any) -> None:
+    """A server whose schema is older than this wwt's is migrated first when the tables are this role's (the
+    background push goes on after an upgrade); a member is told in one line that the owner must (``migrate``)."""
+    from wwt.team.schema import SCHEMA_VERSION, migrate, schema_version
+
+    found = schema_version(conn)
+    conn.commit()
+    if found is not None and found < SCHEMA_VERSION:
+        migrate(conn)
+
+
 def push(config: Any, store_path: Path, progress: Callable[[str], None] | None = None,
          batch: int = BATCH, connections: int = CONNECTIONS) -> PushReport:
     """Push the shared projects of the archive at ``store_path`` for ``config`` (a ``TeamConfig``). Chunks go
@@ -170,6 +207,7 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         # one push per machine at a time (the worker's background push and `wwt team push`): the second waits
         conn.execute("SELECT pg_advisory_lock(hashtext('wwt_push:' || %s))", (machine,))
         conn.commit()
+        _ensure_schema(conn)
         sessions = local_sessions(local, shared)
         session_ids = [row[0] for row in sessions]
         owner = owns_chunks(conn)
@@ -196,14 +234,15 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
         side = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wwt-push-side")
         messages = side.submit(_push_messages, config.url, store_path, machine, session_ids, batch * 4)
 
-        # chunks: what the server lacks, or holds without the vector the archive now has
-        remote = {k: has for k, has in conn.execute(
-            "SELECT chunk_key, embedding IS NOT NULL FROM wwt_chunks WHERE machine_id = %s", (machine,))}
+        # chunks: what the server lacks, or holds without the vector the archive now has (none yet, or another
+        # one: a chunk's vector may change under the same key — a new embed_hash, then its new vector)
+        remote = _remote_chunks(conn, machine)
         conn.commit()
         rows = local.execute(
             "SELECT c.chunk_key, c.root_session_id, c.session_id, r.project, r.platform, r.git_branch, r.cwd,"
             " c.first_seq, c.last_seq, c.start_ts, c.end_ts, c.display_text, c.lexical_text,"
-            " e.text_hash IS NOT NULL, c.embed_text FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
+            " e.text_hash IS NOT NULL, c.embed_text, c.embed_hash"
+            " FROM chunks c JOIN sessions r ON r.session_id = c.root_session_id"
             " LEFT JOIN embeddings e ON e.text_hash = c.embed_hash"
             f" WHERE r.project IN ({_marks(shared)}) ORDER BY c.id", shared).fetchall() if shared else []
         local_keys = {row[0] for row in rows}
@@ -212,7 +251,7 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
             with conn.transaction():
                 delete_chunks(conn, machine, "chunk_key = ANY(%s)", [stale])
             report.deleted_chunks = len(stale)
-        todo = [row for row in rows if row[0] not in remote or (row[13] and not remote[row[0]])]
+        todo = [row for row in rows if row[0] not in remote or (row[13] and remote[row[0]].vector_hash != row[15])]
         report.pending_vectors = sum(1 for row in rows if not row[13])
         cache = TokenCache(cache_path(store_path.parent / "index"), readonly=True)
         on_server = _server_chunks(conn)
@@ -231,7 +270,8 @@ def push(config: Any, store_path: Path, progress: Callable[[str], None] | None =
                 progress("building the search indexes")
             dropped = missing_search_indexes(conn)
             conn.commit()
-            building = side.submit(build_search_indexes, config.url, dropped, on_server + len(todo))
+            building = side.submit(build_search_indexes, config.url, dropped,
+                                   on_server + sum(1 for row in todo if row[0] not in remote))
             _bulk_end(conn, machine, terms)
         if todo or stale:
             _push_language_axis(conn, local, machine, shared)
@@ -292,8 +332,10 @@ def _push_messages(url: str, store_path: Path, machine: str, session_ids: Sequen
 
 @dataclass
 class _Batch:
-    """One batch of chunk rows, ready to send: the rows (binary COPY values) and what they add to the machine's
-    statistics (only rows new to the server count; a row sent again for its vector adds its vector)."""
+    """One batch of chunk rows, ready to send: the rows (binary COPY values) and what they change in the machine's
+    statistics (a row new to the server counts whole; a row sent again for its vector — an UPDATE that keeps the
+    row's ``lex``: same key, same lexical text — counts its vector if the row held none, and a change of its
+    Korean flag)."""
 
     rows: list[tuple]
     new_chunks: int
@@ -303,28 +345,34 @@ class _Batch:
     new_korean: int = 0
 
 
-def _prepare(local: sqlite3.Connection, part: list[tuple], machine: str, remote: dict[str, bool],
+def _prepare(local: sqlite3.Connection, part: list[tuple], machine: str, remote: dict[str, _Remote],
              tokens: TokenCache) -> _Batch:
-    """A batch's rows with vectors and lexical tokens: the tokens the lexical index kept when it indexed these
-    texts (``wwt.token_cache``), Kiwi only for the rest."""
+    """A batch's rows with vectors (and the embed_hash each was read under) and lexical tokens: the tokens the
+    lexical index kept when it indexed these texts (``wwt.token_cache``), Kiwi only for the rest. A row held on
+    the server whose vector is pending again here (its embed_hash changed since the push chose it) is left out:
+    the server keeps the vector it has until the new one exists."""
     from wwt.language_axis import is_korean
     from wwt.lexical import tokenize_many
 
     keys = [row[0] for row in part]
-    vectors = dict(local.execute(
-        "SELECT c.chunk_key, e.vector FROM chunks c JOIN embeddings e ON e.text_hash = c.embed_hash"
-        f" WHERE c.chunk_key IN ({_marks(keys)})", keys).fetchall())
+    vectors = {key: (embed_hash, blob) for key, embed_hash, blob in local.execute(
+        "SELECT c.chunk_key, c.embed_hash, e.vector FROM chunks c JOIN embeddings e ON e.text_hash = c.embed_hash"
+        f" WHERE c.chunk_key IN ({_marks(keys)})", keys)}
     token_lists = tokens.tokens([row[12] or "" for row in part], tokenize_many)
     out = _Batch([], 0, 0, 0, Counter())
     for row, tokens in zip(part, token_lists, strict=True):
-        blob = vectors.get(row[0])
+        held = remote.get(row[0])
+        vector_hash, blob = vectors.get(row[0], (None, None))
+        if blob is None and held is not None and held.has_vector:
+            continue
         vector = None if blob is None else np.frombuffer(blob, dtype=np.float32)
         lexemes = lexeme_counts(tokens)
         korean = is_korean(row[14] or "")  # as the local vector index tells a Korean chunk
         out.rows.append((machine, *map(_clean, row[:7]), int(row[7]), int(row[8]), *map(_clean, row[9:12]),
-                         vector, Tsvector(lexemes), len(tokens), korean))
-        if row[0] in remote:
-            out.new_vectors += vector is not None
+                         vector, Tsvector(lexemes), len(tokens), korean, vector_hash))
+        if held is not None:  # an UPDATE: its lex (and so its tokens and terms) stays as counted
+            out.new_vectors += (vector is not None) - held.has_vector
+            out.new_korean += korean - held.korean
         else:
             out.new_korean += korean
             out.new_chunks += 1
@@ -420,6 +468,8 @@ def _send_parallel(url: str, machine: str, batches: Iterable[_Batch], connection
     guard = threading.Lock()
 
     def send(item: _Batch) -> int:
+        if not item.rows:  # every row of it left out (``_prepare``)
+            return 0
         pg = getattr(local, "pg", None)
         if pg is None:
             pg = connect(url)
@@ -453,7 +503,8 @@ _CHUNK_COLUMNS = [
     ("machine_id", "text"), ("chunk_key", "text"), ("session_id", "text"), ("source_session_id", "text"),
     ("project", "text"), ("platform", "text"), ("git_branch", "text"), ("cwd", "text"), ("first_seq", "int4"),
     ("last_seq", "int4"), ("start_ts", "text"), ("end_ts", "text"), ("text", "text"), ("embedding", "vector"),
-    ("lex", "tsvector"), ("lex_len", "int4"), ("korean", "bool")]
+    ("lex", "tsvector"), ("lex_len", "int4"), ("korean", "bool"), ("vector_hash", "text")]
+_KEPT_ON_UPDATE = ("machine_id", "chunk_key", "lex", "lex_len")  # a row sent again keeps what its terms counted
 
 
 _SQL_TYPES = {"int4": "integer", "bool": "boolean"}
@@ -472,7 +523,7 @@ def _send(pg: Any, machine: str, item: _Batch, with_terms: bool = True) -> None:
             copy.set_types([t for _, t in _CHUNK_COLUMNS])
             for row in item.rows:
                 copy.write_row(row)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in names if c not in ("machine_id", "chunk_key"))
+        updates = ", ".join(f"{c} = excluded.{c}" for c in names if c not in _KEPT_ON_UPDATE)
         pg.execute(f"INSERT INTO wwt_chunks ({', '.join(names)}) SELECT {', '.join(names)} FROM tmp_push_chunks"
                    f" ON CONFLICT (machine_id, chunk_key) DO UPDATE SET {updates}")
         if item.terms and with_terms:

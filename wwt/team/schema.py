@@ -10,7 +10,7 @@ from typing import Any
 
 from wwt.errors import WwtError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DIM = 384
 GROUP_ROLE = "wwt_team"
 CONNECT_TIMEOUT_S = 5
@@ -95,6 +95,13 @@ CREATE TABLE IF NOT EXISTS wwt_terms (
 CREATE INDEX IF NOT EXISTS wwt_terms_machine ON wwt_terms(machine_id);
 """
 
+# v3: which local vector a chunk row holds — the archive's ``embed_hash`` of the vector sent (NULL while the row
+# holds none; NULL too for a row pushed before v3, which the next push sends again once). A chunk whose vector
+# changes under the same key (a new ``embed_hash``, then a new vector) is sent again by the next push.
+_V3 = """
+ALTER TABLE wwt_chunks ADD COLUMN IF NOT EXISTS vector_hash text;
+"""
+
 _TABLES = ("wwt_machines", "wwt_sessions", "wwt_messages", "wwt_chunks", "wwt_terms")
 
 
@@ -148,7 +155,8 @@ def schema_version(conn: Any) -> int | None:
 
 def migrate(conn: Any) -> int:
     """Create or bring the schema to SCHEMA_VERSION (one transaction, under an advisory lock). A newer schema is
-    refused in one line; a member without rights to create tables can still join an existing current schema."""
+    refused in one line; a member without rights to create tables can still join an existing current schema, and
+    is told in one line that an older one waits for the tables' owner to migrate it (only the owner may ALTER)."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('wwt_team_schema'))")
         found = schema_version(conn)
@@ -156,10 +164,14 @@ def migrate(conn: Any) -> int:
             raise WwtError(f"the team database has schema {found}; this wwt knows {SCHEMA_VERSION}: upgrade wwt")
         if found == SCHEMA_VERSION:
             return found
+        if found is not None and not owns_chunks(conn):
+            raise WwtError(f"the team database has schema {found}; this wwt uses {SCHEMA_VERSION} and only the"
+                           " owner of its tables can migrate it: ask them to run `wwt team join <url>` once")
         conn.execute("CREATE TABLE IF NOT EXISTS wwt_meta (key text PRIMARY KEY, value text NOT NULL)")
         conn.execute(_V1)
         conn.execute(";\n".join(SEARCH_INDEXES.values()))
         conn.execute(_V2)
+        conn.execute(_V3)
         conn.execute(_rls_sql())
         conn.execute(
             "INSERT INTO wwt_meta VALUES ('schema_version', %s) "
