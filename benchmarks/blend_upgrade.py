@@ -128,7 +128,7 @@ def main() -> None:
         cost = embedding_cost(up["home"], args.embed)
     ratio = cost["blended"] / cost["text alone"]
     lines = [
-        f"`python benchmarks/blend_upgrade.py{' --write' if args.write else ''}` — multilingual-e5-small int8 "
+        "`python benchmarks/blend_upgrade.py --write` — multilingual-e5-small int8 "
         f"(offline test build), Python {sys.version.split()[0]}, load {load_average()}. Archive: a copy of the "
         f"scale benchmark's home ({up['chunks']:,} chunks, schema 6, written before the blend), opened by this wwt "
         "in a fresh process, WWT_ENGINE=off.",
@@ -150,6 +150,8 @@ def main() -> None:
         f"{cost['blended'] * 1000:.0f} ms ({ratio:.2f}×) |",
         f"| user turns blended per chunk, whole archive | {cost['requests_archive']:.2f} "
         f"({cost['with_requests']:.0%} of chunks have any) |",
+        f"| back-fill of every waiting chunk at that rate (in slices, old vectors serving meanwhile) | "
+        f"≈ {up['pending'] * cost['blended'] / 3600:.1f} h |",
         "",
         "Not real here: the scale corpus's turns are KorQuAD and fixture texts (its user turns are KorQuAD questions "
         "and fixture requests), so the share of chunks with user turns to blend is the corpus's, not a user's.",
