@@ -4,8 +4,10 @@ old vector until the back-fill embeds the new one; and the back-fill's embedding
 a passage + each user turn as a question) against the text alone, side by side in one run.
 
 The archive: a copy of ``benchmarks/scale.py``'s 100k-chunk home (``benchmarks/.work/scale/100k/home``, build
-it first with ``python benchmarks/scale.py``), written by wwt before the blend (schema 6) — or ``--home`` for any
-archive of schema 6. The copy is opened by this wwt in a fresh process (``WWT_ENGINE=off``): the migration, then
+it first with ``python benchmarks/scale.py``) — or ``--home`` for another. A copy written by this wwt (schema 7)
+is first put back the way wwt left it before the blend: schema 6, each chunk's vector key the hash of its text
+alone, holding its present vector as the stand-in for the old one (what it holds does not change the cost). The
+copy is opened by this wwt in a fresh process (``WWT_ENGINE=off``): the migration, then
 phase 1 of an ingest with no new log (only the re-chunking), timed with its CPU and the peak memory of the
 process tree. Then ``--embed N`` pending chunks of the migrated copy, embedded both ways in alternating rounds.
 
@@ -58,9 +60,35 @@ def schema_of(db: Path) -> int:
         conn.close()
 
 
+def as_before_the_blend(db: Path) -> None:
+    """Schema 7 → the schema-6 shape: no ``requests``/``stale_hash``, keys = sha256(embed text), vectors kept."""
+    import hashlib
+
+    conn = sqlite3.connect(db)
+    with conn:
+        rows = conn.execute("SELECT c.id, c.embed_text, e.vector, e.dim FROM chunks c"
+                            " LEFT JOIN embeddings e ON e.text_hash = c.embed_hash").fetchall()
+        conn.execute("DELETE FROM embeddings")
+        for chunk_id, text, vector, dim in rows:
+            key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            conn.execute("UPDATE chunks SET embed_hash = ? WHERE id = ?", (key, chunk_id))
+            if vector is not None:
+                conn.execute("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", (key, dim, vector))
+        conn.execute("DROP INDEX chunks_stale")
+        conn.execute("ALTER TABLE chunks DROP COLUMN stale_hash")
+        conn.execute("ALTER TABLE chunks DROP COLUMN requests")
+        conn.execute("DELETE FROM dirty_sessions")
+        conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    conn.execute("VACUUM")
+    conn.close()
+
+
 def upgrade(home: Path, work: Path) -> dict:
     copy = work / "home"
     shutil.copytree(home, copy, ignore=shutil.ignore_patterns("*.lock", "engine*"))
+    schema = schema_of(copy / "wwt.sqlite3")
+    if schema_of(copy / "wwt.sqlite3") == 7:
+        as_before_the_blend(copy / "wwt.sqlite3")
     empty = work / "no-new-logs"
     empty.mkdir()
     env = dict(os.environ, WWT_HOME=str(copy), WWT_ENGINE="off", HOME=str(work))
@@ -70,7 +98,7 @@ def upgrade(home: Path, work: Path) -> dict:
     if code != 0:
         raise SystemExit(f"upgrade failed: {out[-600:]}")
     result = json.loads(out.strip().splitlines()[-1])
-    result.update(wall=wall, cpu=cpu, peak_mb=peak, processes=detail.get("processes", 1), home=copy)
+    result.update(wall=wall, cpu=cpu, peak_mb=peak, processes=detail.get("processes", 1), home=copy, schema=schema)
     return result
 
 
@@ -121,8 +149,8 @@ def main() -> None:
     db = args.home / "wwt.sqlite3"
     if not db.exists():
         raise SystemExit(f"no archive at {args.home}: build it with `python benchmarks/scale.py` or pass --home")
-    if schema_of(db) != 6:
-        raise SystemExit(f"{db} has schema {schema_of(db)}: this measures the move from schema 6")
+    if schema_of(db) not in (6, 7):
+        raise SystemExit(f"{db} has schema {schema_of(db)}: this measures the move from schema 6 (or 7 put back)")
     with tempfile.TemporaryDirectory(dir=HERE / ".work") as tmp:
         up = upgrade(args.home, Path(tmp))
         cost = embedding_cost(up["home"], args.embed)
@@ -130,8 +158,9 @@ def main() -> None:
     lines = [
         "`python benchmarks/blend_upgrade.py --write` — multilingual-e5-small int8 "
         f"(offline test build), Python {sys.version.split()[0]}, load {load_average()}. Archive: a copy of the "
-        f"scale benchmark's home ({up['chunks']:,} chunks, schema 6, written before the blend), opened by this wwt "
-        "in a fresh process, WWT_ENGINE=off.",
+        f"scale benchmark's home ({up['chunks']:,} chunks) as wwt left it before the blend (schema "
+        f"{up['schema']}{' put back to 6' if up['schema'] == 7 else ''}), opened by this wwt in a fresh process, "
+        "WWT_ENGINE=off.",
         "",
         "| step | figure |",
         "|---|---|",

@@ -108,6 +108,8 @@ BENCHMARKS: tuple[Bench, ...] = (
     Bench("team-scale", "benchmarks/team_scale.py", ("--agreement", "--million"), APPEND,  # after scale (100k)
           quick=("--million", "--chunks", "20000", "--queries", "20")),
     Bench("recall-xlang", "benchmarks/recall_xlang.py", (), ("--write",)),
+    Bench("recall-xlang-bg1000", "benchmarks/recall_xlang.py", ("--background", "1000"), ("--write",)),
+    Bench("blend-upgrade", "benchmarks/blend_upgrade.py", (), ("--write",), quick=("--embed", "40")),  # after scale
     Bench("ui-timing", "benchmarks/ui_timing.py", ("--rounds", "5"), APPEND, quick=("--rounds", "1")),
 )
 
