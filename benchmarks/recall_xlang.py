@@ -108,7 +108,17 @@ same language, against the kept rule's 0.54 / 0.61, 0.83:
   0.40–0.43 with distractors; RRF loses keyword R@1 (0.94 / 0.91); without the language correction 0.72 / 0.54.
   β 0.1 held-out once: 0.94 / 0.53, 0.89, 0.88 → 0.94 / 0.58, 0.93, 0.88; distractors 0.72 / 0.37, 0.96, 0.88 →
   0.72 / 0.37, 0.96, 0.90. Not built: almost every session here is one chunk (47 of 53, every distractor), so a
-  session's vector is its chunk's — nothing these archives can show, for another stored table kept in step."""
+  session's vector is its chunk's — nothing these archives can show, for another stored table kept in step.
+- fusion leaning on the (blended) vector leg for cross-language questions (2026-12-05, branch `fusion-xlang`:
+  `benchmarks/recall_fusion.py`): lower W_LEX_MIN / base (0.2 / 0.1, base 0), w_lex capped at 0.1–0.25 when the
+  vector leg's best chunk is in the other script than the question and the lexical leg's best in the question's
+  (and, best, only when the vector leg does not also rank that lexical best within its first 2), a cap when
+  lexical scores are flat. Tuning, same columns as above, dev archive / 1,000 distractors, against 0.83 / 0.63,
+  0.87, 0.94 / 0.56 / 0.40, 0.90, 0.94: the script-and-uncorroborated cap 0.2 alone gained on both (0.89 / 0.66,
+  0.87, 0.94 / 0.61 / 0.43, 0.90, 0.94); the rest lost same-language or keyword questions (0.943). Held-out once:
+  dev archive 0.94 / 0.53, 0.89, 0.88 → 0.94 / 0.61, 0.78, 0.85; distractors unchanged. Dropped: a Korean
+  paraphrase of a Korean session and a Korean question about an English one look alike to the fusion weight.
+  KorQuAD MRR@10 0.9443 either way (Korean only: the rule never fires there)."""
 
 
 def load(name: str) -> list[dict]:

@@ -9,6 +9,27 @@ REAL_FIXTURES = SHARED / "fixtures" / "real"
 KORQUAD_DEV = SHARED / "data" / "korquad" / "KorQuAD_v1.0_dev.json"
 
 
+def ingest_real_fixtures(tmp_path: Path, embedder_factory, backfill: bool = True):
+    """Every real fixture log copied under ``tmp_path/logs`` and ingested into a fresh ``tmp_path/home`` (set as
+    WWT_HOME by the caller): (home, logs, store, indexes, summary)."""
+    import shutil
+
+    from wwt import ingest
+    from wwt.indexes import open_synced
+    from wwt.store import Store
+
+    home, logs = tmp_path / "home", tmp_path / "logs"
+    for path in sorted(p for p in REAL_FIXTURES.rglob("*.json*") if p.is_file()):
+        target = logs / path.relative_to(REAL_FIXTURES)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    home.mkdir()
+    store = Store.open(home / "wwt.sqlite3")
+    indexes, _ = open_synced(store, home / "index")
+    summary = ingest.ingest([logs], store, indexes, embedder_factory, backfill=backfill)
+    return home, logs, store, indexes, summary
+
+
 # A Gemini transcript whose text carries terminal control characters: an OSC title change ended by BEL, a
 # clear-screen CSI, a right-to-left override, NUL, colour CSIs (7-bit ESC and 8-bit C1) and bidi isolates.
 HOSTILE_SESSION = "b1d1c0de-0000-4000-8000-000000000001"

@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from _shared import REAL_FIXTURES
+from _shared import REAL_FIXTURES, ingest_real_fixtures
 
 from wwt import ingest as ingest_mod
 from wwt import writer_lock as writer_lock_mod
 from wwt.fusion import stand_in_vector_scores, weighted_minmax
-from wwt.indexes import open_synced
 from wwt.models import Filters
 from wwt.search import run_search
 from wwt.store import Store
@@ -52,16 +51,9 @@ def real_embedder(model_dir: Path):
 
 @pytest.fixture
 def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Three real logs archived and lexically indexed (phase 1 only)."""
-    home, logs = tmp_path / "home", tmp_path / "logs"
-    monkeypatch.setenv("WWT_HOME", str(home))
-    for name in LOGS:
-        (logs / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(REAL_FIXTURES / name, logs / name)
-    home.mkdir()
-    store = Store.open(home / "wwt.sqlite3")
-    indexes, _ = open_synced(store, home / "index")
-    summary = ingest_mod.ingest([logs], store, indexes, no_model, backfill=False)
+    """The real logs archived and lexically indexed (phase 1 only)."""
+    monkeypatch.setenv("WWT_HOME", str(tmp_path / "home"))
+    _, logs, store, indexes, summary = ingest_real_fixtures(tmp_path, no_model, backfill=False)
     yield store, indexes, summary, logs
     indexes.close()
     store.close()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _shared import REAL_FIXTURES
+from _shared import ingest_real_fixtures
 
 from wwt import ingest as ingest_mod
 from wwt.chunker import REQUEST_WEIGHT
@@ -19,8 +19,6 @@ from wwt.embedder import blend_requests, chunk_vectors
 from wwt.indexes import VECTOR_DIR, open_synced
 from wwt.store import Store
 from wwt.store.rows import requests_of
-
-LOGS = sorted(str(p.relative_to(REAL_FIXTURES)) for p in REAL_FIXTURES.rglob("*.json*") if p.is_file())
 
 
 def unit(v: np.ndarray) -> np.ndarray:
@@ -66,15 +64,8 @@ def test_chunk_vectors_embed_requests_as_questions_and_text_as_a_passage(real_em
 @pytest.fixture
 def archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_embedder):
     """The real logs archived, indexed and embedded the way this wwt does."""
-    home, logs = tmp_path / "home", tmp_path / "logs"
-    monkeypatch.setenv("WWT_HOME", str(home))
-    for name in LOGS:
-        (logs / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(REAL_FIXTURES / name, logs / name)
-    home.mkdir()
-    store = Store.open(home / "wwt.sqlite3")
-    indexes, _ = open_synced(store, home / "index")
-    ingest_mod.ingest([logs], store, indexes, lambda: real_embedder)
+    monkeypatch.setenv("WWT_HOME", str(tmp_path / "home"))
+    home, logs, store, indexes, _ = ingest_real_fixtures(tmp_path, lambda: real_embedder)
     yield home, logs, store, indexes
     indexes.close()
     store.close()

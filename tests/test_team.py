@@ -50,6 +50,21 @@ def _db_url(server, database: str, user: str = "postgres") -> str:
     return base.replace("postgres:@", f"{user}:@", 1) if user != "postgres" else base
 
 
+def _member_url(server, team_url: str, name: str) -> str:
+    """A new login role in the team group on ``team_url``'s database (schema made first): its URL."""
+    from urllib.parse import urlsplit
+
+    from wwt.team.schema import migrate
+
+    database = urlsplit(team_url).path.lstrip("/")
+    member = f"{name}_{database}"
+    with psycopg.connect(team_url, autocommit=True) as admin:
+        migrate(admin)
+        admin.execute(f"CREATE ROLE {member} LOGIN IN ROLE wwt_team")
+        admin.execute(f"GRANT CONNECT ON DATABASE {database} TO wwt_team")
+    return _db_url(server, database, member)
+
+
 @pytest.fixture
 def team_url(pg_server) -> str:
     name = f"team_{os.getpid()}_{next(_names)}"
@@ -431,21 +446,12 @@ def test_a_bulk_push_cut_short_leaves_the_next_push_to_build_the_indexes_and_cou
 
 
 def test_a_member_never_drops_the_shared_indexes(pg_server, archives, team_url, tmp_path, monkeypatch):
-    from urllib.parse import urlsplit
-
     from wwt.team import config
     from wwt.team.push import push
-    from wwt.team.schema import migrate
 
     monkeypatch.setattr("wwt.team.push.BULK_MIN", 1)
-    database = urlsplit(team_url).path.lstrip("/")
-    member = f"carol_{database}"
-    with psycopg.connect(team_url, autocommit=True) as admin:
-        migrate(admin)
-        admin.execute(f"CREATE ROLE {member} LOGIN IN ROLE wwt_team")
-        admin.execute(f"GRANT CONNECT ON DATABASE {database} TO wwt_team")
     a = _copy_home(archives["a"], tmp_path / "a")
-    wwt(a, "team", "join", _db_url(pg_server, database, member), "--as", "carol", "--share-all")
+    wwt(a, "team", "join", _member_url(pg_server, team_url, "carol"), "--as", "carol", "--share-all")
     report = push(config.load(a), a / "wwt.sqlite3")
     assert report.chunks > 0 and not report.bulk and not report.indexes_built
     assert {"wwt_chunks_embedding", "wwt_chunks_lex"} <= _indexes(team_url)
@@ -692,20 +698,9 @@ def test_masked_url():
 
 
 def test_a_role_cannot_touch_another_members_rows(pg_server, archives, team_url, tmp_path):
-    from urllib.parse import urlsplit
-
-    database = urlsplit(team_url).path.lstrip("/")
-    alice, bob = f"alice_{database}", f"bob_{database}"
-    with psycopg.connect(team_url, autocommit=True) as admin:
-        from wwt.team.schema import migrate
-
-        migrate(admin)
-        for role in (alice, bob):
-            admin.execute(f"CREATE ROLE {role} LOGIN IN ROLE wwt_team")
-        admin.execute(f"GRANT CONNECT ON DATABASE {database} TO wwt_team")
     a = _copy_home(archives["a"], tmp_path / "a")
     b = _copy_home(archives["b"], tmp_path / "b")
-    alice_url, bob_url = _db_url(pg_server, database, alice), _db_url(pg_server, database, bob)
+    alice_url, bob_url = _member_url(pg_server, team_url, "alice"), _member_url(pg_server, team_url, "bob")
     wwt(a, "team", "join", alice_url, "--as", "alice-laptop", "--share-all")
     wwt(a, "team", "push")
     wwt(b, "team", "join", bob_url, "--as", "bob-desk", "--share-all")
@@ -1079,17 +1074,9 @@ def test_a_member_meeting_an_older_schema_is_told_in_one_line_that_the_owner_mig
                                                                                       team_url, tmp_path):
     """Only the tables' owner may ALTER them: a member's `join` and `push` on a schema older than its wwt's say
     so in one line and change nothing; once the owner has migrated, the member's push goes on."""
-    from urllib.parse import urlsplit
-
     from wwt.team.schema import migrate
 
-    database = urlsplit(team_url).path.lstrip("/")
-    member = f"dave_{database}"
-    with psycopg.connect(team_url, autocommit=True) as admin:
-        migrate(admin)
-        admin.execute(f"CREATE ROLE {member} LOGIN IN ROLE wwt_team")
-        admin.execute(f"GRANT CONNECT ON DATABASE {database} TO wwt_team")
-    member_url = _db_url(pg_server, database, member)
+    member_url = _member_url(pg_server, team_url, "dave")
     a = _copy_home(archives["a"], tmp_path / "a")
     wwt(a, "team", "join", member_url, "--as", "dave", "--share-all")
     wwt(a, "team", "push")
