@@ -331,7 +331,8 @@ def main() -> None:
         f"MRR@10 {kw_before[1]:.3f} → {kw_after[1]:.3f}. Warm search (query vector remembered), median per question, "
         f"archives interleaved, 3 rounds: {timings['before']:.1f} ms → {timings['after']:.1f} ms.",
     ]
-    lines += ["", TRIED]
+    if not args.background:  # once, in the main section
+        lines += ["", TRIED]
     text = "\n".join(lines)
     print(text)
     if args.write:
