@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wwt.present import repair_line, terminal_safe
+from wwt.present import pending_vectors_line, repair_line, terminal_safe, vectors_line
 
 
 def test_terminal_controls_become_visible_escapes() -> None:
@@ -45,3 +45,19 @@ def test_a_damaged_index_rebuilt_from_the_archive_is_reported() -> None:
     assert repair_line(damaged) == "indexes repaired from the archive: vector rebuilt, vector_added 12"
     out_of_step = {"lexical_added": 3, "lexical_removed": 1, "rebuilt": (), "created": ()}
     assert repair_line(out_of_step) == "indexes repaired from the archive: lexical_added 3, lexical_removed 1"
+
+
+def test_chunks_keeping_an_earlier_vector_are_not_called_searchable_by_words_only():
+    assert pending_vectors_line(0) is None
+    only_new = pending_vectors_line(40)
+    assert "searchable by words now; 40 chunk(s) still waiting" in only_new
+    refreshing = pending_vectors_line(40, refreshing=40)
+    assert refreshing.startswith("40 chunk(s) to be re-embedded") and "earlier vectors serve" in refreshing
+    assert "words" not in refreshing
+    both = pending_vectors_line(50, refreshing=40)  # ten new chunks have no vector at all
+    assert "10 chunk(s) still waiting" in both
+    no_model = pending_vectors_line(50, "model.onnx missing", refreshing=40)
+    assert "10 chunk(s) wait for vectors: the model is not available" in no_model
+    status = vectors_line(60, 100, refreshing=30)
+    assert status.startswith("vectors: 60 % (60 of 100 chunks)") and "30 being re-embedded" in status
+    assert vectors_line(100, 100, refreshing=0) is None

@@ -17,6 +17,7 @@ from wwt import ingest as ingest_mod
 from wwt.chunker import REQUEST_WEIGHT
 from wwt.embedder import blend_requests, chunk_vectors
 from wwt.indexes import VECTOR_DIR, open_synced
+from wwt.present import pending_vectors_line
 from wwt.store import Store
 from wwt.store.rows import requests_of
 
@@ -125,6 +126,10 @@ def test_an_archive_from_before_the_blend_keeps_every_vector_until_its_new_one_l
         assert not store.dirty_sessions() and summary.chunks_added == summary.chunks_removed == 0
         pending = store.chunk_count() - store.vector_progress()[0]
         assert 10 <= pending < total  # the chunks with requests wait for their new vector; the rest need none
+        # and the user is told they are searchable by meaning meanwhile, not "by words only"
+        assert summary.vectors_pending == summary.vectors_refreshing == store.stats()["chunks_refreshing"] == pending
+        told = pending_vectors_line(summary.vectors_pending, None, summary.vectors_refreshing)
+        assert "earlier vectors serve" in told and "words" not in told
         assert indexes.vector.count() == total and indexes.verify_against(store)
         assert not indexes.needs_repair(store)
         ids = sorted(old)
@@ -144,7 +149,7 @@ def test_an_archive_from_before_the_blend_keeps_every_vector_until_its_new_one_l
         # the back-fill replaces each old vector in place, then the old ones are let go
         result = ingest_mod.backfill_vectors(store, indexes, lambda: real_embedder)
         assert result.stopped == "done" and result.pending == 0
-        assert store.conn.execute("SELECT COUNT(*) FROM chunks WHERE stale_hash IS NOT NULL").fetchone()[0] == 0
+        assert store.refreshing_vectors() == 0
         assert indexes.vector.count() == total and indexes.verify_against(store)
         rows = store.conn.execute("SELECT id, embed_text, requests FROM chunks ORDER BY id").fetchall()
         expected = chunk_vectors(real_embedder, [(r[1], requests_of(r[2])) for r in rows[:6]], REQUEST_WEIGHT)

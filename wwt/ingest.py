@@ -105,6 +105,7 @@ class IngestSummary:
     chunks_removed: int = 0
     chunks_embedded: int = 0  # texts sent to the model (cache misses)
     vectors_pending: int = 0  # chunks still without a vector when the ingest returned (back-fill paused/deferred)
+    vectors_refreshing: int = 0  # of those, chunks whose earlier vector serves until the new one lands
     model_unavailable: str | None = None  # why the model could not be loaded (the vectors wait for it), else None
     bad_lines: int = 0
     seconds: float = 0.0
@@ -543,6 +544,7 @@ def ingest(
                 break
     with_vector, total = store.vector_progress()
     summary.vectors_pending = total - with_vector
+    summary.vectors_refreshing = store.refreshing_vectors()
     summary.seconds = round(time.monotonic() - started, 3)
     return summary
 

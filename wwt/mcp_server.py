@@ -403,7 +403,8 @@ def ingest_session(path: str) -> str:
     for reason in (getattr(summary, "failed", None) or {}).values():  # wwt's own failure on this file
         parts.append(f"not archived: wwt failed on it ({terminal_field(str(reason))}); the next ingest retries it")
 
-    pending = pending_vectors_line(summary.vectors_pending, summary.model_unavailable)
+    pending = pending_vectors_line(summary.vectors_pending, summary.model_unavailable,
+                                   getattr(summary, "vectors_refreshing", 0))
     if pending and summary.model_unavailable:  # otherwise the background worker embeds the rest as usual
         parts.append(pending)
     # the file's name is on disk, written by whoever wrote the log: on one line, like every archived field

@@ -252,7 +252,8 @@ def render_status(console: Console, info: dict[str, Any], model: dict[str, Any] 
         )
         console.print(f"last ingest: {format_when(info.get('last_ingest'))}")
         vectors = vectors_line(info.get("chunks_with_vector", 0), info.get("chunks", 0),
-                               info.get("backfill_rate") or 0.0, bool(info.get("backfill_paused")))
+                               info.get("backfill_rate") or 0.0, bool(info.get("backfill_paused")),
+                               info.get("chunks_refreshing", 0))
         if vectors:
             console.print(vectors)
         if info.get("queue_pending"):
@@ -306,7 +307,8 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
                 console.print(Text(f"  - {terminal_field(name)}", style="dim"), soft_wrap=True)  # one path a line
             if unrecognised > len(getattr(summary, "unrecognised", None) or []):
                 console.print(Text("  …", style="dim"))
-    vectors = pending_vectors_line(g("vectors_pending"), getattr(summary, "model_unavailable", None))
+    vectors = pending_vectors_line(g("vectors_pending"), getattr(summary, "model_unavailable", None),
+                                   g("vectors_refreshing"))
     if vectors:
         console.print(f"[yellow]{escape(terminal_safe(vectors))}[/]", soft_wrap=True)
     repaired = repair_line(getattr(summary, "index_repair", None))
@@ -324,12 +326,19 @@ def render_ingest_summary(console: Console, summary: Any, verbose: bool = False)
         console.print(f"[dim]{len(notes)} per-file note(s); -v shows them[/]")
 
 
-def vectors_line(with_vector: int, total: int, rate: float = 0.0, paused: bool = False) -> str | None:
-    """"vectors: 12 % — results improve as embedding finishes (ETA …)" while the back-fill is not done."""
+REFRESHING = "re-embedded with their user turns blended in; their earlier vectors serve searches meanwhile"
+
+
+def vectors_line(with_vector: int, total: int, rate: float = 0.0, paused: bool = False,
+                 refreshing: int = 0) -> str | None:
+    """"vectors: 12 % — results improve as embedding finishes (ETA …)" while the back-fill is not done;
+    ``refreshing``: how many of the waiting chunks still have their earlier vector (a new vector recipe)."""
     if total <= 0 or with_vector >= total:
         return None
     pct = int(100 * with_vector / total)
     line = f"vectors: {pct} % ({with_vector:,} of {total:,} chunks) — results improve as embedding finishes"
+    if refreshing > 0:
+        line += f" ({refreshing:,} being {REFRESHING})"
     if paused:
         return line + "; paused (`wwt ingest --resume`)"
     if rate > 0:
@@ -337,9 +346,13 @@ def vectors_line(with_vector: int, total: int, rate: float = 0.0, paused: bool =
     return line
 
 
-def pending_vectors_line(pending: int, model_problem: str | None = None) -> str | None:
+def pending_vectors_line(pending: int, model_problem: str | None = None, refreshing: int = 0) -> str | None:
     """After an ingest that left vectors pending (paused, given paths with a backlog, or no model:
-    ``model_problem`` is the model's own one-line error)."""
+    ``model_problem`` is the model's own one-line error). ``refreshing`` of the ``pending`` still have their
+    earlier vector: searchable by meaning already, only their vector improves."""
+    if 0 < pending <= refreshing and not model_problem:
+        return f"{pending:,} chunk(s) to be {REFRESHING} (`wwt status` shows progress)"
+    pending -= min(pending, refreshing)
     if pending <= 0:
         return None
     if model_problem:

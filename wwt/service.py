@@ -299,6 +299,9 @@ class Memory:
             with self._lock:
                 with_vector, total = store.vector_progress()
             summary.vectors_pending = total - with_vector
+        if summary.vectors_pending:
+            with self._lock:
+                summary.vectors_refreshing = store.refreshing_vectors()
         return summary
 
     def _writer_for_ingest(self) -> Memory | None:

@@ -258,6 +258,7 @@ class Reads:
             "files_missing": one("SELECT COUNT(*) FROM files WHERE missing=1"),
             "embeddings": one("SELECT COUNT(*) FROM embeddings"),
             "chunks_with_vector": self.vector_progress()[0],
+            "chunks_refreshing": self.refreshing_vectors(),
             "queue_pending": one("SELECT COUNT(*) FROM ingest_queue WHERE error IS NULL"),
             "queue_parked": one("SELECT COUNT(*) FROM ingest_queue WHERE error IS NOT NULL"),
             "per_platform": per_platform,

@@ -97,6 +97,10 @@ class VectorRows:
         ).fetchone()[0]
         return total - pending, total
 
+    def refreshing_vectors(self) -> int:
+        """Chunks waiting for a new vector (their recipe changed) whose earlier vector serves meanwhile."""
+        return self.conn.execute("SELECT COUNT(*) FROM chunks WHERE stale_hash IS NOT NULL").fetchone()[0]
+
     def chunk_count(self) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
 
