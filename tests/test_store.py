@@ -338,3 +338,13 @@ def test_the_queue_works_from_a_second_connection_while_a_writer_is_open(home):
     with Store.open() as writer, Store.open() as hook:
         hook.enqueue("/a.jsonl", None, None)
         assert writer.queue_size() == 1
+
+
+def test_a_chunks_requests_read_back_and_a_damaged_field_reads_as_none():
+    from wwt.store.rows import requests_of, requests_text
+
+    assert requests_of(requests_text(["user: 캐시 TTL 어떻게 정했지?", "user: and the \"retry\" rule"])) == [
+        "user: 캐시 TTL 어떻게 정했지?", "user: and the \"retry\" rule"]
+    assert requests_text([]) == "" and requests_of("") == [] and requests_of(None) == []
+    for damaged in ('["user: cut off', "{}", "[1, 2]", "null"):
+        assert requests_of(damaged) == []

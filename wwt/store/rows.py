@@ -119,7 +119,14 @@ def requests_text(requests: Sequence[str]) -> str:
 
 
 def requests_of(text: str | None) -> list[str]:
-    return json.loads(text) if text else []
+    """The stored requests; a damaged field reads as none (the chunk's vector is then its text's alone)."""
+    if not text:
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
 def _flags_text(flags: Iterable[str]) -> str:
