@@ -163,3 +163,31 @@ def test_an_archive_from_before_the_blend_keeps_every_vector_until_its_new_one_l
     finally:
         indexes.close()
         store.close()
+
+
+def test_the_cli_says_an_upgraded_archive_keeps_its_vectors_while_they_are_re_embedded(archive, model_dir, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    home, logs, store, indexes = archive
+    indexes.close()
+    store.close()
+    _as_before_blending(home)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WWT_")}
+    env.update(WWT_HOME=str(home), HOME=str(tmp_path), WWT_MODEL_DIR=str(model_dir), WWT_ENGINE="off")
+
+    def wwt(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "wwt", *args], env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr
+        return " ".join((done.stdout + done.stderr).split())
+
+    wwt("ingest", "--pause")  # the back-fill waits: what the user sees between the upgrade and its end
+    said = wwt("ingest", str(logs))
+    assert "to be re-embedded with their user turns blended in" in said and "earlier vectors serve" in said
+    assert "searchable by words now" not in said
+    status = wwt("status")
+    assert "being re-embedded with their user turns blended in" in status
+    wwt("ingest", "--resume")
+    assert "re-embedded" not in wwt("status")
