@@ -671,7 +671,6 @@ class _Backfill:
     def embed(self, part: list[tuple[str, str, list[str]]]) -> int:
         """One batch: vectors committed to SQLite, then added to the in-memory index (replacing the vector a
         chunk had before its recipe changed). Returns chunks covered."""
-
         from wwt.embedder import chunk_vectors
 
         vectors = chunk_vectors(self.embedder, [(text, requests) for _, text, requests in part], REQUEST_WEIGHT)

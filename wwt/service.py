@@ -302,6 +302,8 @@ class Memory:
         if summary.vectors_pending:
             with self._lock:
                 summary.vectors_refreshing = store.refreshing_vectors()
+        else:  # the back-fill finished what the ingest's own count had seen
+            summary.vectors_refreshing = 0
         return summary
 
     def _writer_for_ingest(self) -> Memory | None:
