@@ -32,7 +32,7 @@ from recall import DEV_LOGS, LIMIT, background_logs, ingest, relevant_roots, wit
 from wwt.glossary import EXPANSION_WEIGHT, translations  # noqa: E402
 from wwt.language_axis import question_weight  # noqa: E402
 from wwt.models import Filters  # noqa: E402
-from wwt.search import LANGUAGE_WIDEN, bridged_query, candidate_depth, topic_tokens  # noqa: E402
+from wwt.search import bridged_query, candidate_depth, topic_tokens, vector_leg  # noqa: E402
 from wwt.service import Memory  # noqa: E402
 
 
@@ -75,19 +75,18 @@ def legs(memory: Memory, item: dict) -> dict:
     depth = candidate_depth(LIMIT)
     bridge = translations(item["q"])
     query_vector = embedder.embed_query(bridged_query(item["q"], bridge))
-    wide = indexes.vector.search(query_vector, depth * LANGUAGE_WIDEN, allowed)
-    corrected = indexes.vector.neutralise(wide, query_vector, weight=question_weight(item["q"]))[:depth]
+    raw, corrected = vector_leg(indexes.vector, query_vector, depth, allowed, question_weight(item["q"]))
     tokens = topic_tokens(tokenize(item["q"])) if tokenize else []
     bridge_tokens = tokenize(" ".join(bridge)) if tokenize and bridge else []
     lexical = indexes.lexical.search_tokens(tokens, filters, depth, extra=bridge_tokens, extra_weight=EXPANSION_WEIGHT)
-    ids = {i for i, _ in wide} | {i for i, _ in lexical}
+    ids = {i for i, _ in raw} | {i for i, _ in corrected} | {i for i, _ in lexical}
     chunks = {row.id: row for row in store.chunks_by_ids(sorted(ids))}
     hits = memory.search_outcome(item["q"], filters, LIMIT).hits
     return {
         "q": item["q"], "kind": item["kind"], "split": item["split"],
         "now": next((i + 1 for i, h in enumerate(hits) if h.session_id in relevant), None),
         "lexical": session_rank(lexical, chunks, relevant),
-        "vector": session_rank(wide[:depth], chunks, relevant),
+        "vector": session_rank(raw, chunks, relevant),
         "corrected": session_rank(corrected, chunks, relevant),
         "top": (hits[0].chunks[0].text if hits and hits[0].chunks else "")[:60],
     }

@@ -109,6 +109,7 @@ BENCHMARKS: tuple[Bench, ...] = (
           quick=("--million", "--chunks", "20000", "--queries", "20")),
     Bench("recall-xlang", "benchmarks/recall_xlang.py", (), ("--write",)),
     Bench("recall-xlang-bg1000", "benchmarks/recall_xlang.py", ("--background", "1000"), ("--write",)),
+    Bench("vector-leg", "benchmarks/vector_leg.py", ("--scale-home", "{scale_home}"), ("--write",)),  # after both
     Bench("blend-upgrade", "benchmarks/blend_upgrade.py", (), ("--write",), quick=("--embed", "40")),  # after scale
     Bench("ui-timing", "benchmarks/ui_timing.py", ("--rounds", "5"), APPEND, quick=("--rounds", "1")),
 )

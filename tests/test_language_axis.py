@@ -151,3 +151,73 @@ def test_the_index_passes_the_question_s_weight_on(tmp_path: Path) -> None:
     query = np.eye(DIM, dtype=np.float32)[0]
     assert dict(index.neutralise([(1, 0.9), (40, 0.9)], query, weight=0.0)) == {1: 0.9, 40: 0.9}
     assert dict(index.neutralise([(1, 0.9)], query, weight=1.0))[1] < dict(index.neutralise([(1, 0.9)], query))[1]
+
+
+def test_a_korean_question_finds_its_english_answer_behind_more_korean_chunks_than_the_leg_reads(
+    tmp_path: Path,
+) -> None:
+    """Issue 29, at archive size: the correction moves every Korean chunk's score by the same amount, so the
+    corrected best are each language's own best. A Korean question outscores an English answer with every Korean
+    chunk before the correction; with 1,200 of them (the leg used to re-score the first 4 × its depth) the answer
+    must still come first, in a scope too, while the raw scores (the "nothing relevant" check's) stay raw."""
+    from wwt.search import vector_leg
+
+    unit = np.eye(DIM, dtype=np.float32)
+    rng = np.random.default_rng(29)
+    korean = 0.95 * unit[0] + 0.1 * unit[1] + rng.standard_normal((1200, DIM)).astype(np.float32) * 0.05
+    others = -0.3 * unit[0] + 0.9 * unit[5] + rng.standard_normal((100, DIM)).astype(np.float32) * 0.05
+    answer = (0.7 * unit[1] + 0.7 * unit[3])[None, :]
+    vectors = np.vstack([korean, others, answer])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ids = list(range(1, len(vectors) + 1))
+    answer_id = ids[-1]
+    index = VectorIndex(tmp_path / "vec", dim=DIM)
+    index.add(ids, vectors, korean=[True] * 1200 + [False] * 101)
+    index.language_axis = LanguageAxis(unit[0], fitted_at=len(ids))
+    question = 0.6 * unit[0] + 0.8 * unit[1]  # a Korean question about the English answer's topic
+
+    raw, corrected = vector_leg(index, question, 50, None, weight=1.0)
+    assert corrected[0][0] == answer_id
+    assert answer_id not in {i for i, _ in index.search(question, 200)}  # the old window would not have held it
+    assert [i for i, _ in raw] == [i for i, _ in index.search(question, 50)]  # raw: the plain nearest, unmoved
+    scope = frozenset(ids[600:])
+    assert vector_leg(index, question, 50, scope, weight=1.0)[1][0][0] == answer_id
+    assert vector_leg(index, question, 50, frozenset(ids[:1200]), weight=1.0)[1][0][0] <= 1200  # out of scope
+
+
+def test_the_index_searches_one_language_at_a_time(tmp_path: Path) -> None:
+    index = VectorIndex(tmp_path / "vec", dim=DIM)
+    index.add(list(range(1, 1301)), np.vstack([language_vectors(700, 1.0, 7), language_vectors(600, -1.0, 8)]),
+              korean=[True] * 700 + [False] * 600)
+    query = np.eye(DIM, dtype=np.float32)[0]
+    assert {i for i, _ in index.search(query, 40, korean=True)} <= set(range(1, 701))
+    assert {i for i, _ in index.search(-query, 40, korean=False)} <= set(range(701, 1301))
+    assert len(index.search(query, 40, korean=False)) == 40  # the other language's best, however far
+    small = frozenset(range(650, 760))  # a scope both languages share: exact scoring below BRUTE_FORCE_MAX
+    assert {i for i, _ in index.search(query, 200, small, korean=True)} == set(range(650, 701))
+    index.delete([650])
+    index.label_languages(range(651, 700))  # relabelled: what the index reads as Korean changes with it
+    assert {i for i, _ in index.search(query, 200, small, korean=True)} == set(range(651, 700))
+
+
+@pytest.mark.parametrize("lean", [0.9, 0.3, -0.3, -0.9])
+def test_the_corrected_leg_is_the_correction_applied_to_every_chunk(tmp_path: Path, lean: float) -> None:
+    """Whatever the question leans to, the leg's corrected best are those of the correction applied to the whole
+    archive (the exact answer), not just to the chunks nearest before it."""
+    from wwt.search import vector_leg
+
+    rng = np.random.default_rng(int(lean * 10) + 50)
+    vectors = np.vstack([language_vectors(900, 1.0, 11), language_vectors(700, -1.0, 12)])
+    ids = list(range(1, 1601))
+    index = VectorIndex(tmp_path / "vec", dim=DIM)
+    index.add(ids, vectors, korean=[True] * 900 + [False] * 700)
+    axis = LanguageAxis(np.eye(DIM, dtype=np.float32)[0], fitted_at=1600)
+    index.language_axis = axis
+    for _ in range(5):
+        question = rng.standard_normal(DIM).astype(np.float32) * 0.3
+        question[0] = lean
+        question /= np.linalg.norm(question)
+        exact = neutralise([(i, float(v @ question)) for i, v in zip(ids, vectors, strict=True)], question,
+                           set(range(1, 901)), axis, weight=1.0)
+        _, corrected = vector_leg(index, question, 50, None, weight=1.0)
+        assert [i for i, _ in corrected[:20]] == [i for i, _ in exact[:20]]

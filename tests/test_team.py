@@ -839,6 +839,14 @@ def test_team_vector_leg_corrects_for_language_like_the_local_one(team_url, tmp_
                 # the same re-scoring: within what the axis's other sample explains (the local index fitted
                 # its axis over the unshared chunks too); without the correction Korean hits differ by several hundredths
                 assert all(abs(mine[key] - score) < 0.006 for key, score in theirs), question
+                # one language at a time (wwt.search.vector_leg reads each language's best): the server's Korean
+                # rows are the ones the local index calls Korean, and each side's best of a language agrees
+                korean_keys = {keys[i] for i in indexes.vector._korean}
+                for korean in (True, False):
+                    theirs = [remote_keys[i] for i, _ in team.vector_search(vector, 5, korean=korean)]
+                    assert theirs and all((key in korean_keys) == korean for key in theirs), (question, korean)
+                    ours = [keys[i] for i, _ in indexes.vector.search(vector, 40, korean=korean) if keys[i] in pushed]
+                    assert theirs[0] in ours[:2], (question, korean)
     finally:
         indexes.close() if hasattr(indexes, "close") else None
 

@@ -113,6 +113,11 @@ def question_weight(question: str) -> float:
     return KOREAN_QUESTION_WEIGHT if is_korean(question) else ENGLISH_QUESTION_WEIGHT
 
 
+def korean_shift(query: np.ndarray, axis: LanguageAxis, weight: float) -> float:
+    """What ``neutralise`` takes from every Korean passage's score for this question (negative: adds)."""
+    return weight * float(np.asarray(query, dtype=np.float32).reshape(-1) @ axis.direction)
+
+
 def neutralise(
     hits: list[tuple[int, float]], query: np.ndarray, korean_ids: Container[int], axis: LanguageAxis | None,
     weight: float = WEIGHT,
@@ -122,7 +127,7 @@ def neutralise(
     passages lose ``weight`` × its leaning along the axis, an English question's Korean passages gain it."""
     if axis is None or not hits:
         return hits
-    shift = weight * float(np.asarray(query, dtype=np.float32).reshape(-1) @ axis.direction)
+    shift = korean_shift(query, axis, weight)
     scored = [(chunk_id, score - shift if chunk_id in korean_ids else score) for chunk_id, score in hits]
     scored.sort(key=lambda item: (-item[1], item[0]))
     return scored

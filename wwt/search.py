@@ -575,7 +575,6 @@ NONE_SAID_MIN_CHUNKS = 50
 WEAK_GAP = 0.03  # benchmarks/weak_signal.py (28-chunk fixture corpus): 2/6 off-topic flagged, 0/8 false alarms
 WEAK_MIN_CANDIDATES = 5  # fewer vector candidates than this: no warning (nothing to compare the best with)
 MAX_TERMS_CHECKED = 12
-LANGUAGE_WIDEN = 4  # a bilingual archive: the vector leg fetches this × its depth, then re-scores (language_axis)
 
 
 def term_hits(lexical: _Lexical, terms: Sequence[str], filters: Filters) -> dict[str, int]:
@@ -594,6 +593,45 @@ def _in_archive(lexical: Any, tokenize: Callable[[str], list[str]], form: str) -
         return True  # nothing to look up: never evidence of absence
     wanted = tokens[:1] if form.isascii() and " " not in form.strip() else tokens
     return all(count > 0 for count in lexical.doc_freqs(wanted).values())
+
+
+LANGUAGE_WINDOW = 4  # a bilingual archive: the vector leg first reads this × its depth, uncorrected
+
+
+def vector_leg(
+    vector: Any, query_vector: Any, depth: int, allowed: set[int] | None, weight: float
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """The vector leg's best ``depth`` chunks as scored (the "nothing relevant" check reads them) and as fusion
+    sees them: corrected for language (``wwt.language_axis``, ``weight`` by the question's language) when the
+    archive is bilingual — exactly, not within a window.
+
+    The correction moves every Korean chunk's score by one amount, so any chunk past the uncorrected best
+    LANGUAGE_WINDOW × ``depth`` (all scoring at most the last of them) can only come back in by its language's
+    shift: when that bound beats the corrected ``depth``-th best, that language's own best ``depth`` are fetched
+    too (``search(korean=…)``). Until 2026-12-06 the window alone was re-scored: once a few hundred Korean chunks
+    outscored an English answer before the correction, a Korean question could no longer find it (issue 29;
+    benchmarks/vector_leg.py). An English question (weight 0) still reads the window alone."""
+    axis = getattr(vector, "language_axis", None)
+    if axis is None:
+        hits = vector.search(query_vector, depth, allowed)
+        return hits, hits
+    from wwt.language_axis import korean_shift
+
+    asked = depth * LANGUAGE_WINDOW
+    found = vector.search(query_vector, asked, allowed)
+    shift = korean_shift(query_vector, axis, weight)
+    ranked = vector.neutralise(found, query_vector, weight=weight)
+    if shift and len(found) >= asked:  # else the window already holds every chunk in scope
+        floor = found[-1][1]
+        for korean in sorted((True, False), key=lambda k: k != (shift < 0)):  # the language the shift lifts first
+            bound = floor - shift if korean else floor
+            if len(ranked) >= depth and bound <= ranked[depth - 1][1]:
+                continue
+            held = {i for i, _ in found}
+            found = found + [hit for hit in vector.search(query_vector, depth, allowed, korean=korean)
+                             if hit[0] not in held]
+            ranked = vector.neutralise(found, query_vector, weight=weight)
+    return found[:depth], ranked[:depth]
 
 
 def _stand_ins(lexical_hits: list[tuple[int, float]], vector_hits: list[tuple[int, float]], vector: Any) -> list:
@@ -615,7 +653,9 @@ class _Lexical(Protocol):
 
 
 class _Vector(Protocol):
-    def search(self, vector: Any, k: int, allowed: set[int] | None) -> list[tuple[int, float]]: ...
+    def search(
+        self, vector: Any, k: int, allowed: set[int] | None, korean: bool | None = None
+    ) -> list[tuple[int, float]]: ...
 
     def count(self) -> int: ...
 
@@ -665,15 +705,9 @@ def run_search(
     ranked_vector: list[tuple[int, float]] = []  # what fusion sees: scores without the language's own share
     query_vector = embed_query(bridged_query(query, bridge)) if vector.count() > 0 else None
     if query_vector is not None:
-        bilingual = getattr(vector, "language_axis", None) is not None
-        wide = vector.search(query_vector, depth * LANGUAGE_WIDEN if bilingual else depth, allowed)
-        vector_hits = wide[:depth]
-        if bilingual:  # the correction's strength by the question's language (wwt.language_axis, issue 29)
-            from wwt.language_axis import question_weight
+        from wwt.language_axis import question_weight
 
-            ranked_vector = vector.neutralise(wide, query_vector, weight=question_weight(query))[:depth]
-        else:
-            ranked_vector = vector_hits
+        vector_hits, ranked_vector = vector_leg(vector, query_vector, depth, allowed, question_weight(query))
     query_tokens = topic_tokens(tokenize(query)) if tokenize is not None else []
     # each translation alone, as the "nothing relevant" checks look words up: its tokens are then Kiwi's recorded
     # ones (wwt.known_tokens) and an English question needs no Kiwi, whose load was most of a cold search

@@ -200,6 +200,7 @@ class VectorIndex:
     def label_languages(self, korean_ids: Iterable[int]) -> None:
         """Set which live ids are Korean (the writer's one-time labelling of an index saved before languages were
         recorded); the axis is refitted at the next save."""
+        self._live_parts.forget_all()
         self._korean = {int(i) for i in korean_ids} & self._alive
         self.unlabelled = False
         self.language_axis, self._axis_tried = None, None
@@ -276,24 +277,30 @@ class VectorIndex:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.asarray(self._index.get_items([int(i) for i in ids]), dtype=np.float32)
 
-    def search(self, vector: np.ndarray, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
-        """``(id, cosine similarity)`` best first (ties by id); only ids in ``allowed`` when it is given."""
+    def search(
+        self, vector: np.ndarray, k: int, allowed: set[int] | None = None, korean: bool | None = None
+    ) -> list[tuple[int, float]]:
+        """``(id, cosine similarity)`` best first (ties by id); only ids in ``allowed`` when it is given, and only
+        Korean chunks (``korean`` True) or only the others (False) when ``korean`` is given."""
         if k <= 0 or not self._alive:
             return []
         query = _unit(np.asarray(vector, dtype=np.float32).reshape(-1))
         if query.shape[0] != self.dim:
             raise ValueError(f"query vector has dim {query.shape[0]}, index has {self.dim}")
-        if allowed is not None:
+        if korean is not None:
+            candidates = self._language_part(korean, allowed)
+        elif allowed is not None:
             candidates = self._live_part(allowed)
-            if not candidates:
-                return []
-            if len(candidates) <= BRUTE_FORCE_MAX:
-                return self._exact(query, candidates, k)
-            results = self._graph(query, min(k, len(candidates)), candidates)
-            if len(results) < min(k, len(candidates)):
-                return self._exact(query, candidates, k)
-            return results
-        return self._graph(query, min(k, len(self._alive)), None)
+        else:
+            return self._graph(query, min(k, len(self._alive)), None)
+        if not candidates:
+            return []
+        if len(candidates) <= BRUTE_FORCE_MAX:
+            return self._exact(query, candidates, k)
+        results = self._graph(query, min(k, len(candidates)), candidates)
+        if len(results) < min(k, len(candidates)):
+            return self._exact(query, candidates, k)
+        return results
 
     def _graph(self, query: np.ndarray, k: int, allowed: set[int] | None) -> list[tuple[int, float]]:
         ef = max(self.ef_search, k)
@@ -331,6 +338,19 @@ class VectorIndex:
         live = self._alive.intersection(allowed)  # C-level; ids are ints (numpy ints hash alike)
         self._live_parts.remember(id(allowed), (allowed, live))
         return live
+
+    def _language_part(self, korean: bool, allowed: set[int] | None) -> frozenset[int]:
+        """The live ids of one language (``allowed``'s only, when given), kept like ``_live_part`` until a write:
+        the vector leg asks for both languages of the same scope on every search of a bilingual archive."""
+        key = ("language", korean, None if allowed is None else id(allowed))
+        entry = self._live_parts.recall(key)
+        if entry is not None and entry[0] is allowed:
+            return entry[1]
+        scope = self._alive if allowed is None else self._live_part(allowed)
+        part = frozenset(scope & self._korean if korean else scope - self._korean)
+        if allowed is None or isinstance(allowed, frozenset):
+            self._live_parts.remember(key, (allowed, part))
+        return part
 
     def _scope_matrix(self, candidates: set[int]) -> tuple[list[int], np.ndarray]:
         key = frozenset(candidates)

@@ -211,11 +211,17 @@ class TeamBackend:
     def vector_count(self) -> int:
         return self._stats()[1]
 
-    def vector_search(self, vector: Any, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
+    def vector_search(
+        self, vector: Any, k: int, allowed: set[int] | None = None, korean: bool | None = None
+    ) -> list[tuple[int, float]]:
+        """Nearest chunks, best first; only Korean chunks (``korean`` True) or only the others (False) when given
+        (``wwt.search.vector_leg`` asks for each language's best)."""
         if k <= 0:
             return []
         literal = "[" + ",".join(map(repr, [float(x) for x in vector])) + "]"
         where, args = _where(self.filters, exclude_machine=self.exclude_machine)
+        if korean is not None:
+            where, args = f"{where} AND c.korean = %s", [*args, korean]
         with self.conn.transaction():
             self.conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, min(1000, int(k)))}")
             self.conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -287,8 +293,10 @@ class _VectorLeg:
         self._backend = backend
         self._axis: Any = False  # not read yet
 
-    def search(self, vector: Any, k: int, allowed: set[int] | None = None) -> list[tuple[int, float]]:
-        return self._backend.vector_search(vector, k, allowed)
+    def search(
+        self, vector: Any, k: int, allowed: set[int] | None = None, korean: bool | None = None
+    ) -> list[tuple[int, float]]:
+        return self._backend.vector_search(vector, k, allowed, korean)
 
     def count(self) -> int:
         return self._backend.vector_count()
