@@ -137,6 +137,58 @@ def latency_rows(home: Path, rounds: int = 3) -> list[str]:
         w, p = (statistics.median(whole[v]) * 1000 for v in ("window", "exact"))
         aw, ap = (statistics.median(alone[v]) * 1000 for v in ("window", "exact"))
         out.append(f"| {scope} | {w:.1f} | {p:.1f} | {p / w:.2f}× | {aw:.2f} / {ap:.2f} |")
+    # what the exact leg adds when a language's shift demands it: that language's own best depth. The scale
+    # archive's vectors are synthetic and lean by language far less than e5's (its Korean questions hardly ever need
+    # the fetch), so the fetch is timed directly. Its worst case is a small minority (hnswlib's filtered walk visits
+    # the majority on the way): indexes of every Korean chunk of the scale archive plus a few English ones are built
+    # for it, the fetch timed from the rows kept in memory (LANGUAGE_ROWS_MAX) and by the filtered walk.
+    import random
+    import tempfile
+
+    import wwt.vector_index as vector_index_module
+    from wwt.vector_index import VectorIndex
+
+    english = sorted(indexes.vector.all_ids() - indexes.vector._korean)
+    korean_ids = sorted(indexes.vector._korean)
+    korean_questions = [q for q in queries if question_weight(q)]
+    depth = search_module.candidate_depth(LIMIT)
+    vectors = {q: embedder.embed_query(q) for q in korean_questions}
+    out += ["", f"The fetch the exact leg adds for a Korean question whose shift could lift an English chunk past the "
+            f"window (the English best {depth}), {len(korean_questions)} Korean questions × {rounds}; the window itself "
+            f"(the uncorrected best {depth * WINDOW}) for scale:", "",
+            "| index | English share | window p50 ms | fetch from rows p50 ms (one-time build) | by filtered walk p50 ms |",
+            "|---|---|---|---|---|"]
+
+    def timed(call, rounds_: int = rounds) -> float:
+        spent = []
+        for _ in range(rounds_):
+            for query in korean_questions:
+                started = time.perf_counter()
+                call(vectors[query])
+                spent.append(time.perf_counter() - started)
+        return statistics.median(spent) * 1000
+
+    with tempfile.TemporaryDirectory() as folder:
+        korean_vectors = indexes.vector.get_vectors(korean_ids)
+        for size in (1_500, 5_000):
+            sample = sorted(random.Random(29).sample(english, size))
+            index = VectorIndex(Path(folder) / f"v{size}", dim=indexes.vector.dim)
+            index.add(korean_ids, korean_vectors, korean=[True] * len(korean_ids))
+            index.add(sample, indexes.vector.get_vectors(sample), korean=[False] * size)
+            window = timed(lambda v, index=index: index.search(v, depth * WINDOW))
+            started = time.perf_counter()
+            index.search(vectors[korean_questions[0]], depth, korean=False)  # builds the rows
+            build = (time.perf_counter() - started) * 1000
+            rows = timed(lambda v, index=index: index.search(v, depth, korean=False))
+            saved, vector_index_module.LANGUAGE_ROWS_MAX = vector_index_module.LANGUAGE_ROWS_MAX, 0
+            index._rows.clear()
+            walk = timed(lambda v, index=index: index.search(v, depth, korean=False))
+            vector_index_module.LANGUAGE_ROWS_MAX = saved
+            out.append(f"| {len(korean_ids):,} Korean + {size:,} English | {size / (size + len(korean_ids)):.0%} | "
+                       f"{window:.2f} | {rows:.2f} ({build:.0f} ms) | {walk:.2f} |")
+    walk = timed(lambda v: indexes.vector.search(v, depth, korean=False))
+    out.append(f"| the scale archive ({indexes.vector.count():,}) | {len(english) / indexes.vector.count():.0%} | – | "
+               f"– (over LANGUAGE_ROWS_MAX) | {walk:.2f} |")
     memory.close()
     return out
 

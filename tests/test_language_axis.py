@@ -221,3 +221,42 @@ def test_the_corrected_leg_is_the_correction_applied_to_every_chunk(tmp_path: Pa
                            set(range(1, 901)), axis, weight=1.0)
         _, corrected = vector_leg(index, question, 50, None, weight=1.0)
         assert [i for i, _ in corrected[:20]] == [i for i, _ in exact[:20]]
+
+
+def test_a_small_language_is_searched_from_rows_kept_in_step_with_the_index(tmp_path: Path) -> None:
+    """A language of a few thousand chunks beside a big other one is scored from its vectors in memory (the filtered
+    graph walk over it is slow); whatever is added, replaced, moved between languages or deleted, its best are the
+    exact best of that language's live chunks, in a scope too."""
+    rng = np.random.default_rng(7)
+    index = VectorIndex(tmp_path / "vec", dim=DIM)
+    index.add(list(range(1, 5001)), language_vectors(5000, 1.0, 21), korean=[True] * 5000)
+    index.add(list(range(5001, 6201)), language_vectors(1200, -1.0, 22), korean=[False] * 1200)
+
+    def exact(query: np.ndarray, korean: bool, scope: frozenset[int] | None = None) -> list[int]:
+        ids = sorted(i for i in index.all_ids() if ((i in index._korean) == korean) and (scope is None or i in scope))
+        vectors = index.get_vectors(ids)
+        scores = vectors @ (query / np.linalg.norm(query))
+        return [ids[i] for i in np.lexsort((np.asarray(ids), -scores))[:10]]
+
+    def check(query: np.ndarray) -> None:
+        got = [i for i, _ in index.search(query, 10, korean=False)]
+        assert got == exact(query, False)
+        scope = frozenset(range(3000, 5800))
+        assert [i for i, _ in index.search(query, 10, scope, korean=False)] == exact(query, False, scope)
+
+    queries = [rng.standard_normal(DIM).astype(np.float32) for _ in range(3)]
+    for query in queries:
+        check(query)
+    assert False in index._rows  # the English rows are kept; the Korean majority goes on by the graph
+    assert True not in index._rows
+    index.add([5001, 5002], -language_vectors(2, -1.0, 23), korean=[False, False])  # vectors replaced
+    index.add([10, 6300], language_vectors(2, -1.0, 24), korean=[False, False])  # a Korean chunk turns English; a new one
+    index.add([5003], language_vectors(1, 1.0, 25), korean=[True])  # an English chunk turns Korean
+    index.delete([5004, 5005])
+    for query in queries:
+        check(query)
+    assert {10, 6300} <= set(index._rows[False].ids.tolist()) and not {5003, 5004} & set(index._rows[False].ids.tolist())
+    index.label_languages(range(1, 5001))
+    assert not index._rows
+    for query in queries:
+        check(query)

@@ -42,6 +42,11 @@ BRUTE_FORCE_MAX = 1_000
 # current project, so an MCP server or a warm process asks about the same small set again and again, and
 # fetching it from hnswlib costs more than the rest of the search (11 ms of 28 ms for a 501-chunk project).
 SCOPE_CACHE_SIZE = 8
+# One language's vectors are kept in memory (≤ 15 MB) when it has at most this many chunks and is under a quarter of
+# the index: the vector leg asks for that language's best alone (wwt.search.vector_leg), and hnswlib's filtered
+# walk over a small minority visits the whole majority on the way (96k index: 12–20 ms for 1,500–3,500 ids, against
+# ~1 ms scored from memory; benchmarks/vector_leg.py). Built on first need, then kept in step by add/delete.
+LANGUAGE_ROWS_MAX = 10_000
 INITIAL_CAPACITY = 1_024
 
 
@@ -70,6 +75,7 @@ class VectorIndex:
         self._gen: str | None = None
         self._scopes = LruDict(SCOPE_CACHE_SIZE)  # frozenset of ids -> (sorted ids, their vectors)
         self._live_parts = LruDict(SCOPE_CACHE_SIZE)  # id(scope) -> (scope, scope ∩ live ids)
+        self._rows: dict[bool, _LanguageRows] = {}  # a small language's vectors, by is-Korean (LANGUAGE_ROWS_MAX)
         manifest_path = self.path / MANIFEST
         if manifest_path.exists():
             self._index = self._load(manifest_path)
@@ -182,6 +188,12 @@ class VectorIndex:
         if is_new.any():
             self._index.add_items(vectors[is_new], labels[is_new], replace_deleted=True)
         self._alive.update(int(label) for label in labels)
+        for language, rows in list(self._rows.items()):
+            rows.drop(labels)
+            mine = np.asarray([(int(label) in self._korean) == language for label in labels], dtype=bool)
+            rows.put(labels[mine], vectors[mine])
+            if len(rows) > LANGUAGE_ROWS_MAX:
+                del self._rows[language]
 
     def delete(self, ids: Iterable[int]) -> int:
         """Mark ids deleted (their slots are reused by later adds). Returns how many were present."""
@@ -195,12 +207,15 @@ class VectorIndex:
                 self._alive.discard(chunk_id)
                 self._korean.discard(chunk_id)
                 removed += 1
+        for rows in self._rows.values():
+            rows.drop(ids)
         return removed
 
     def label_languages(self, korean_ids: Iterable[int]) -> None:
         """Set which live ids are Korean (the writer's one-time labelling of an index saved before languages were
         recorded); the axis is refitted at the next save."""
         self._live_parts.forget_all()
+        self._rows.clear()
         self._korean = {int(i) for i in korean_ids} & self._alive
         self.unlabelled = False
         self.language_axis, self._axis_tried = None, None
@@ -297,6 +312,9 @@ class VectorIndex:
             return []
         if len(candidates) <= BRUTE_FORCE_MAX:
             return self._exact(query, candidates, k)
+        rows = self._language_rows(korean) if korean is not None else None
+        if rows is not None:
+            return rows.best(query, k, None if allowed is None else candidates)
         results = self._graph(query, min(k, len(candidates)), candidates)
         if len(results) < min(k, len(candidates)):
             return self._exact(query, candidates, k)
@@ -341,7 +359,7 @@ class VectorIndex:
 
     def _language_part(self, korean: bool, allowed: set[int] | None) -> frozenset[int]:
         """The live ids of one language (``allowed``'s only, when given), kept like ``_live_part`` until a write:
-        the vector leg asks for both languages of the same scope on every search of a bilingual archive."""
+        the vector leg asks for a language's best again and again for the same scope (``wwt.search.vector_leg``)."""
         key = ("language", korean, None if allowed is None else id(allowed))
         entry = self._live_parts.recall(key)
         if entry is not None and entry[0] is allowed:
@@ -351,6 +369,20 @@ class VectorIndex:
         if allowed is None or isinstance(allowed, frozenset):
             self._live_parts.remember(key, (allowed, part))
         return part
+
+    def _language_rows(self, korean: bool) -> _LanguageRows | None:
+        """The language's vectors kept in memory, when it is small enough for that (LANGUAGE_ROWS_MAX)."""
+        rows = self._rows.get(korean)
+        if rows is not None:
+            return rows
+        size = len(self._korean) if korean else len(self._alive) - len(self._korean)
+        if size > LANGUAGE_ROWS_MAX or size * 4 > len(self._alive):
+            return None
+        ids = sorted(self._korean if korean else self._alive - self._korean)
+        rows = _LanguageRows(self.dim)
+        rows.put(np.asarray(ids, dtype=np.int64), np.asarray(self._index.get_items(ids), dtype=np.float32))
+        self._rows[korean] = rows
+        return rows
 
     def _scope_matrix(self, candidates: set[int]) -> tuple[list[int], np.ndarray]:
         key = frozenset(candidates)
@@ -362,6 +394,44 @@ class VectorIndex:
         if len(ids) <= BRUTE_FORCE_MAX:
             self._scopes.remember(key, entry)
         return entry
+
+
+class _LanguageRows:
+    """One language's (id, unit vector) rows in memory, scored exactly."""
+
+    def __init__(self, dim: int) -> None:
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.matrix = np.zeros((0, dim), dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def drop(self, ids: Iterable[int]) -> None:
+        gone = np.fromiter((int(i) for i in ids), dtype=np.int64)
+        if len(gone) and len(self.ids):
+            keep = ~np.isin(self.ids, gone)
+            self.ids, self.matrix = self.ids[keep], self.matrix[keep]
+
+    def put(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Add rows for ids not held (``drop`` them first to replace); vectors are made unit-length, as the
+        cosine index stores them."""
+        if len(ids):
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            unit = vectors / np.where(norms > 0, norms, 1.0)
+            self.ids = np.concatenate([self.ids, np.asarray(ids, dtype=np.int64)])
+            self.matrix = np.vstack([self.matrix, unit.astype(np.float32)])
+
+    def best(self, query: np.ndarray, k: int, allowed: set[int] | frozenset[int] | None) -> list[tuple[int, float]]:
+        scores = self.matrix @ query
+        ids = self.ids
+        if allowed is not None:
+            inside = np.fromiter((int(i) in allowed for i in ids), dtype=bool, count=len(ids))
+            ids, scores = ids[inside], scores[inside]
+        if len(ids) > k:  # the best k first (linear), then only they are sorted
+            top = np.argpartition(-scores, k - 1)[:k]
+            ids, scores = ids[top], scores[top]
+        order = np.lexsort((ids, -scores))[:k]
+        return [(int(ids[i]), float(scores[i])) for i in order]
 
 
 def _save_ids(path: Path, ids: Iterable[int]) -> None:
