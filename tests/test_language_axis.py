@@ -252,7 +252,7 @@ def test_a_small_language_is_searched_from_rows_kept_in_step_with_the_index(tmp_
     index.add([5001, 5002], -language_vectors(2, -1.0, 23), korean=[False, False])  # vectors replaced
     index.add([10, 6300], language_vectors(2, -1.0, 24), korean=[False, False])  # a Korean chunk turns English; a new one
     index.add([5003], language_vectors(1, 1.0, 25), korean=[True])  # an English chunk turns Korean
-    index.delete([5004, 5005])
+    index.delete(iter([5004, 5005]))  # any iterable, read once
     for query in queries:
         check(query)
     assert {10, 6300} <= set(index._rows[False].ids.tolist()) and not {5003, 5004} & set(index._rows[False].ids.tolist())

@@ -44,8 +44,9 @@ BRUTE_FORCE_MAX = 1_000
 SCOPE_CACHE_SIZE = 8
 # One language's vectors are kept in memory (≤ 15 MB) when it has at most this many chunks and is under a quarter of
 # the index: the vector leg asks for that language's best alone (wwt.search.vector_leg), and hnswlib's filtered
-# walk over a small minority visits the whole majority on the way (96k index: 12–20 ms for 1,500–3,500 ids, against
-# ~1 ms scored from memory; benchmarks/vector_leg.py). Built on first need, then kept in step by add/delete.
+# walk over a small minority visits much of the majority on the way (1,500–5,000 English ids beside 68k Korean:
+# 8–18 ms, against 0.1–0.5 ms scored from memory; benchmarks/vector_leg.py). Built on first need (50–170 ms there),
+# then kept in step by add/delete.
 LANGUAGE_ROWS_MAX = 10_000
 INITIAL_CAPACITY = 1_024
 
@@ -199,17 +200,17 @@ class VectorIndex:
         """Mark ids deleted (their slots are reused by later adds). Returns how many were present."""
         self._scopes.forget_all()
         self._live_parts.forget_all()
-        removed = 0
+        removed: list[int] = []
         for chunk_id in ids:
             chunk_id = int(chunk_id)
             if chunk_id in self._alive:
                 self._index.mark_deleted(chunk_id)
                 self._alive.discard(chunk_id)
                 self._korean.discard(chunk_id)
-                removed += 1
+                removed.append(chunk_id)
         for rows in self._rows.values():
-            rows.drop(ids)
-        return removed
+            rows.drop(removed)
+        return len(removed)
 
     def label_languages(self, korean_ids: Iterable[int]) -> None:
         """Set which live ids are Korean (the writer's one-time labelling of an index saved before languages were
