@@ -130,6 +130,12 @@ same language, against the kept rule's 0.54 / 0.61, 0.83:
   chunk's mean cosine to its 10 nearest chunks, or 5 nearest user requests, of other sessions), fused R@3:
   α 0.3 0.63 → 0.66 cross-language but same language 0.87 → 0.83 and recall_paraphrase / dev same language 1.00 →
   0.92; with 1,000 distractors 0.40 → 0.40–0.43; α 0.6–1.0 lose more. Dropped.
+- "all but the top" (2026-12-06, outside the index, every chunk scored exactly): chunk and question vectors minus the
+  archive's mean vector and its top 1–10 principal components, with or without the language correction after. Dev
+  archive, tuning, vector leg R@3, same columns as above: centred + correction 0.69 / 0.83 / 0.92, 0.70 / 0.77 (top 3
+  removed: 0.57 / 0.83 / 0.92, 0.73 / 0.77) — but with 1,000 distractors, against today's 0.46 / 0.72 / 0.77,
+  0.90 / 0.92, every variant lost overall (centred + correction 0.49 / 0.61 / 0.77, 0.63 / 0.85; top 3: 0.34 / 0.56 / 0.77):
+  the archive's own mean and components are the distractors'. Dropped.
 - the fp32 model instead of int8 (2026-12-06, the offline build's `--with-fp32`, an archive ingested with it;
   nothing chosen, both halves read once): vector leg R@3 tuning, same columns, 0.63 / 0.83 / 0.77, 0.70 / 0.69;
   fused recall_paraphrase2 all held-out 0.68 → 0.69. The int8 quantisation is not what loses these questions.
