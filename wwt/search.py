@@ -607,8 +607,8 @@ def vector_leg(
 
     The correction moves every Korean chunk's score by one amount, so any chunk past the uncorrected best
     LANGUAGE_WINDOW × ``depth`` (all scoring at most the last of them) can only come back in by its language's
-    shift: when that bound beats the corrected ``depth``-th best, that language's own best ``depth`` are fetched
-    too (``search(korean=…)``). Until 2026-12-06 the window alone was re-scored: once a few hundred Korean chunks
+    shift — the language the shift lifts: when that bound beats the corrected ``depth``-th best, its own best
+    ``depth`` are fetched too (``search(korean=…)``). Until 2026-12-06 the window alone was re-scored: once a few hundred Korean chunks
     outscored an English answer before the correction, a Korean question could no longer find it (issue 29;
     benchmarks/vector_leg.py). An English question (weight 0) still reads the window alone."""
     axis = getattr(vector, "language_axis", None)
@@ -622,13 +622,13 @@ def vector_leg(
     shift = korean_shift(query_vector, axis, weight)
     ranked = vector.neutralise(found, query_vector, weight=weight)
     if shift and len(found) >= asked:  # else the window already holds every chunk in scope
+        # only the language the shift lifts can come back: every chunk of the window is corrected to at least the
+        # other language's best outside it (the window's last raw score, moved as that language is)
+        lifted = shift < 0  # a negative shift lifts the Korean chunks
         floor = found[-1][1]
-        for korean in sorted((True, False), key=lambda k: k != (shift < 0)):  # the language the shift lifts first
-            bound = floor - shift if korean else floor
-            if len(ranked) >= depth and bound <= ranked[depth - 1][1]:
-                continue
+        if (floor - shift if lifted else floor) > ranked[depth - 1][1]:
             held = {i for i, _ in found}
-            found = found + [hit for hit in vector.search(query_vector, depth, allowed, korean=korean)
+            found = found + [hit for hit in vector.search(query_vector, depth, allowed, korean=lifted)
                              if hit[0] not in held]
             ranked = vector.neutralise(found, query_vector, weight=weight)
     return found[:depth], ranked[:depth]
