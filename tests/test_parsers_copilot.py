@@ -277,3 +277,57 @@ def test_sub_agent_events_marked_the_older_way_are_its_own_session_too():
     assert [(m.role, m.kind) for m in main.messages] == [
         ("user", "text"), ("assistant", "tool_call"), ("user", "tool_result"), ("assistant", "text")]
     assert main.messages[2].tool_name == "task"
+
+
+def _instruction_discovery_events() -> list[dict]:
+    """A turn in which the CLI finds an AGENTS.md below the working folder (the shape of a genuine Copilot CLI
+    1.0.72 events.jsonl: JeffreyCA/azure-dev ``0/full.jsonl`` on its entire/checkpoints ref, 091d53d9): it writes
+    an empty ``user.message`` with ``source: "system"``, a ``system.notification`` of kind
+    ``instruction_discovered``, then the file's text as a ``user.message`` with ``source: "instruction-discovery"``
+    wrapped in ``<system_reminder>``; typed messages carry no ``source``. A later ``session.context_changed``
+    moves the session to another branch. The events and their words are our own."""
+    sid = "6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+    ts = "2026-11-28T10:00:{:02d}.000Z".format
+
+    def event(n: int, etype: str, data: dict) -> dict:
+        return {"type": etype, "data": data, "id": f"d-{n}", "timestamp": ts(n), "parentId": f"d-{n - 1}"}
+
+    context = {"cwd": "/home/mina/src/kettle", "gitRoot": "/home/mina/src/kettle", "branch": "main"}
+    return [
+        {"type": "session.start", "data": {"sessionId": sid, "copilotVersion": "1.0.72-1", "startTime": ts(0),
+                                           "context": context}, "id": "d-0", "timestamp": ts(0), "parentId": None},
+        event(1, "user.message", {"content": "the brew timer test fails on windows runners, make it less flaky",
+                                  "attachments": [], "delivery": "idle", "interactionId": "i-1"}),
+        event(2, "user.message", {"content": "", "source": "system", "delivery": "steering", "interactionId": "i-1"}),
+        event(3, "system.notification", {"content": "Discovered instruction: timer/AGENTS.md",
+                                         "kind": {"type": "instruction_discovered", "sourcePath": "timer/AGENTS.md"}}),
+        event(4, "user.message", {"content": "\n<system_reminder>\nCustom instructions from timer/AGENTS.md. Apply "
+                                             "these to any code you write here:\n\n# Kettle timer\nAlways run the "
+                                             "fake clock in tests.\n</system_reminder>",
+                                  "source": "instruction-discovery", "interactionId": "i-1"}),
+        event(5, "assistant.message", {"messageId": "m-1", "content": "The timer test sleeps on the real clock; "
+                                                                      "I switched it to the fake clock."}),
+        event(6, "session.context_changed", {**context, "branch": "fix/timer-flake"}),
+        event(7, "user.message", {"content": "commit it on its own branch", "delivery": "idle",
+                                  "interactionId": "i-2"}),
+        event(8, "assistant.message", {"messageId": "m-2", "content": "Committed on fix/timer-flake."}),
+    ]
+
+
+def test_instructions_the_cli_discovers_are_not_the_users_words(tmp_path):
+    path = write_jsonl(tmp_path / "session-state" / "6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f" / "events.jsonl",
+                       _instruction_discovery_events())
+    (session,), report = parse(path)
+    assert user_texts(session) == ["the brew timer test fails on windows runners, make it less flaky",
+                                   "commit it on its own branch"]
+    assert "fake clock in tests" not in all_text(session) and "system_reminder" not in all_text(session)
+    assert report.skipped_messages == 2 and report.unknown_records == 0
+
+
+def test_the_branch_a_session_moved_to_is_its_branch(tmp_path):
+    """Like Claude Code's parser (the last ``gitBranch`` it reads), the branch the session ended on."""
+    path = write_jsonl(tmp_path / "session-state" / "6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f" / "events.jsonl",
+                       _instruction_discovery_events())
+    (session,), _ = parse(path)
+    assert session.git_branch == "fix/timer-flake"
+    assert session.cwd == "/home/mina/src/kettle" and session.project == "kettle"

@@ -12,8 +12,10 @@ Decisions:
   lifecycle/telemetry: skipped silently; an event type never seen before is counted unknown.
 * Events carrying ``agentId`` (a sub-agent instance, per the CLI's event schema; older logs: ``data.
   parentToolCallId``) form that sub-agent's own session ``<id>:agent-<agentId>`` under the main one; ``ephemeral`` events are not meant for the log and are
-  skipped; a ``user.message`` a skill, another agent (``source`` ``skill-…`` / ``agent-…``) or autopilot
-  (``isAutopilotContinuation``) wrote is not the user's words.
+  skipped; a ``user.message`` a skill, another agent (``source`` ``skill-…`` / ``agent-…``), the CLI itself
+  (``INJECTED_SOURCES``: an AGENTS.md it discovered, an empty steering turn) or autopilot
+  (``isAutopilotContinuation``) wrote is not the user's words. ``session.context_changed`` moves the session to
+  its new folder or branch (the last one wins, as Claude Code's ``gitBranch`` does).
 * The session folder's ``workspace.yaml`` ``summary`` is the title (read line by line: no YAML dependency);
   Copilot CLI 1.0.10x writes ``name`` instead (with ``user_named: false`` when it named the session after the
   first prompt: then cut as a first prompt is).
@@ -56,6 +58,9 @@ LIFECYCLE_EVENTS = frozenset({"assistant.turn_start", "assistant.turn_end", "ses
                               "system.message", "system.notification", "skill.invoked", "tool_search.activated",
                               "permission.requested", "permission.completed", "external_tool.requested",
                               "external_tool.completed", "model.call_failure"})
+# ``user.message`` ``source`` values the CLI writes for text nobody typed (typed messages carry none): an empty
+# steering message, an AGENTS.md it found below the folder (wrapped in <system_reminder>), autopilot's prompts.
+INJECTED_SOURCES = frozenset({"system", "instruction-discovery", "autopilot"})
 NAME_LOOKBACK = 64  # lines re-read on resume to name the tools whose results are appended
 _SUMMARY_RE = re.compile(r"^summary:[ \t]*(.*)$", re.MULTILINE)
 _NAME_RE = re.compile(r"^name:[ \t]*(.*)$", re.MULTILINE)
@@ -200,6 +205,10 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
             if isinstance(context.get("branch"), str) and context["branch"].strip():
                 session.git_branch = context["branch"].strip()
             session.started_at = iso_timestamp(data.get("startTime")) or ts
+        elif etype == "session.context_changed":  # a later folder or branch (a checkout during the session)
+            _set_project(session, data.get("cwd"), data.get("gitRoot"))
+            if isinstance(data.get("branch"), str) and data["branch"].strip():
+                session.git_branch = data["branch"].strip()
         elif etype in ("user.message", "assistant.message", "assistant.reasoning", "tool.execution_complete"):
             _add_event(session, etype, eid, data, ts, parent, names, report)
         elif etype not in IGNORED_EVENTS and not etype.startswith(("session.", "assistant.", "hook.", "subagent.")):
@@ -252,7 +261,7 @@ def _typed_text(data: dict[str, Any], from_agent: bool = False) -> str | None:
     autopilot wrote (``isAutopilotContinuation``); without any ``<skill-context>`` block; then the noise rules."""
     source = data.get("source")
     source = source.strip() if isinstance(source, str) else ""
-    if source.startswith("skill-") or (source.startswith("agent-") and not from_agent):
+    if source in INJECTED_SOURCES or source.startswith("skill-") or (source.startswith("agent-") and not from_agent):
         return None
     if data.get("isAutopilotContinuation") is True:
         return None

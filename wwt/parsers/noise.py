@@ -54,6 +54,9 @@ TAG_RULES: tuple[TagRule, ...] = (
     # attachment, queue-operation, or a user line), never typed by the user.
     TagRule("task-notification", "claude",
             "<task-notification>\n<task-id>b7</task-id>\n<status>completed</status>\n</task-notification>", None),
+    # Copilot CLI's spelling: an AGENTS.md it discovered, or a reminder it appends to the model-bound turn.
+    TagRule("system_reminder", "copilot", "<system_reminder>\nCustom instructions from AGENTS.md\n</system_reminder>",
+            None),
     TagRule("environment_context", "codex", "<environment_context><cwd>/r</cwd></environment_context>", None),
     TagRule("user_instructions", "codex", "<user_instructions>be terse</user_instructions>", None),
     TagRule("turn_aborted", "codex", "<turn_aborted>interrupted</turn_aborted>", None),
