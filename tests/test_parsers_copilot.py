@@ -285,7 +285,9 @@ def _instruction_discovery_events() -> list[dict]:
     an empty ``user.message`` with ``source: "system"``, a ``system.notification`` of kind
     ``instruction_discovered``, then the file's text as a ``user.message`` with ``source: "instruction-discovery"``
     wrapped in ``<system_reminder>``; typed messages carry no ``source``. A later ``session.context_changed``
-    moves the session to another branch. The events and their words are our own."""
+    moves the session to another branch; ``model.*`` events (a model turn or call starting: a genuine 1.0.91 log,
+    dev-mskhan/test-copilot ``0/full.jsonl``, 1239443f) hold no conversation. The events and their words are our
+    own."""
     sid = "6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
     ts = "2026-11-28T10:00:{:02d}.000Z".format
 
@@ -305,12 +307,14 @@ def _instruction_discovery_events() -> list[dict]:
                                              "these to any code you write here:\n\n# Kettle timer\nAlways run the "
                                              "fake clock in tests.\n</system_reminder>",
                                   "source": "instruction-discovery", "interactionId": "i-1"}),
-        event(5, "assistant.message", {"messageId": "m-1", "content": "The timer test sleeps on the real clock; "
+        event(5, "model.turn_started", {"turnId": "t-1"}),  # per model turn and call in 1.0.9x logs: no text
+        event(6, "model.model_call_started", {"model": "gpt-5.1"}),
+        event(7, "assistant.message", {"messageId": "m-1", "content": "The timer test sleeps on the real clock; "
                                                                       "I switched it to the fake clock."}),
-        event(6, "session.context_changed", {**context, "branch": "fix/timer-flake"}),
-        event(7, "user.message", {"content": "commit it on its own branch", "delivery": "idle",
+        event(8, "session.context_changed", {**context, "branch": "fix/timer-flake"}),
+        event(9, "user.message", {"content": "commit it on its own branch", "delivery": "idle",
                                   "interactionId": "i-2"}),
-        event(8, "assistant.message", {"messageId": "m-2", "content": "Committed on fix/timer-flake."}),
+        event(10, "assistant.message", {"messageId": "m-2", "content": "Committed on fix/timer-flake."}),
     ]
 
 

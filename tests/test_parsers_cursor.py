@@ -450,3 +450,97 @@ def test_a_plain_text_transcript_may_mark_the_assistant_with_a_bare_a():
         ("user", "tool_result", "no matches"),
         ("assistant", "text", "No: a failed download raises straight away; nothing retries it."),
     ]
+
+
+def _task_lines() -> list[dict]:
+    """A Cursor agent transcript as the agent writes it in 2026 (the shapes of a genuine transcript, 21nCo/superset
+    ``0/full.jsonl`` on an entire/checkpoints ref, 01ca77fd, and of other public exports): a ``<timestamp>`` before
+    a prompt, ``[REDACTED]`` where hidden reasoning was (a block of its own, or after the answer), a prompt Cursor
+    writes itself when a background task finishes (``<system_notification>`` + a fixed ``<user_query>``, in two
+    wordings), and a ``turn_ended`` line. The words are our own."""
+    def user(text: str) -> dict:
+        return {"role": "user", "message": {"content": [{"type": "text", "text": text}]}}
+
+    def assistant(*blocks: dict) -> dict:
+        return {"role": "assistant", "message": {"content": list(blocks)}}
+
+    def text(words: str) -> dict:
+        return {"type": "text", "text": words}
+
+    notice = ("<system_notification>\nThe following task has finished. If you were already aware, ignore this "
+              "notification and do not restate prior responses.\n\n<task>\nkind: shell\nstatus: success\n"
+              "task_id: 4711\ntitle: Rebuild the orders index\n</task>\n</system_notification>\n")
+    return [
+        user("<timestamp>Friday, Sep 4, 2026, 10:37 AM (UTC+5:30)</timestamp>\n<user_query>\nthe nightly export "
+             "times out on the orders table, find what makes it slow\n</user_query>"),
+        assistant(text("Checking the export's query plan first.\n\n[REDACTED]"),
+                  {"type": "tool_use", "name": "Shell", "input": {"command": "psql -f explain_export.sql"}}),
+        assistant(text("[REDACTED]"), {"type": "tool_use", "name": "Read", "input": {"path": "/srv/export/q.sql"}}),
+        assistant(text("The export scans orders without the created_at index; I am rebuilding it.\n\n[REDACTED]")),
+        user("<timestamp>Friday, Sep 4, 2026, 11:02 AM (UTC+5:30)</timestamp>\n" + notice + "<user_query>Briefly "
+             "inform the user about the task result and perform any follow-up actions (if needed). If there's no "
+             "follow-ups needed, don't explicitly say that.</user_query>"),
+        assistant(text("The index rebuild finished; the export now takes 40 s.")),
+        user(notice + "<user_query>Briefly inform the user about the task result and perform any follow-up "
+             "actions (if needed).</user_query>"),
+        assistant(text("Nothing more to do there.")),
+        user("<timestamp>Friday, Sep 4, 2026, 11:15 AM (UTC+5:30)</timestamp>\n<user_query>\nopen a PR with the "
+             "index change\n</user_query>"),
+        assistant(text("Opened the PR.")),
+        {"type": "turn_ended", "status": "success"},
+    ]
+
+
+def _task_transcript(tmp_path: Path) -> Path:
+    folder = tmp_path / ".cursor" / "projects" / "srv-export" / "agent-transcripts" / "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b"
+    folder.mkdir(parents=True)
+    path = folder / "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in _task_lines()), encoding="utf-8")
+    os.utime(path, (1788502400, 1788502400))  # 2026-09-04T06:13:20Z
+    return path
+
+
+def test_prompts_cursor_writes_when_a_task_finishes_are_not_the_users_words(tmp_path):
+    (session,), report = parse(_task_transcript(tmp_path))
+    assert user_texts(session) == ["the nightly export times out on the orders table, find what makes it slow",
+                                   "open a PR with the index change"]
+    assert "system_notification" not in all_text(session) and "Briefly inform" not in all_text(session)
+    assert report.skipped_messages == 2 and report.unknown_records == 0 and report.bad_lines == 0
+
+
+def test_the_hidden_reasoning_placeholder_is_not_an_answer(tmp_path):
+    (session,), _ = parse(_task_transcript(tmp_path))
+    answers = [m.text for m in session.messages if m.kind == "text" and m.role == "assistant"]
+    assert answers == ["Checking the export's query plan first.",
+                       "The export scans orders without the created_at index; I am rebuilding it.",
+                       "The index rebuild finished; the export now takes 40 s.", "Nothing more to do there.",
+                       "Opened the PR."]
+    assert "[REDACTED]" not in all_text(session)
+    assert counts(session)[("assistant", "tool_call")] == 2
+
+
+def test_a_prompts_timestamp_dates_it_and_the_session(tmp_path):
+    (session,), _ = parse(_task_transcript(tmp_path))
+    stamps = [m.timestamp for m in session.messages if m.role == "user" and m.kind == "text"]
+    assert stamps == ["2026-09-04T05:07:00Z", "2026-09-04T05:45:00Z"]  # 10:37 and 11:15 at UTC+5:30
+    assert session.started_at == "2026-09-04T05:07:00Z" and session.ended_at == "2026-09-04T06:13:20Z"
+
+
+def test_cursor_prompt_timestamps_in_the_forms_it_writes():
+    from wwt.parsers.cursor import prompt_timestamp
+
+    assert prompt_timestamp("<timestamp>Tuesday, May 5, 2026, 3:52 PM (UTC+6)</timestamp>") == "2026-05-05T09:52:00Z"
+    assert prompt_timestamp("<timestamp>Saturday, Aug 15, 2026, 6:46 PM (UTC-7)</timestamp>") == "2026-08-16T01:46:00Z"
+    assert prompt_timestamp("<timestamp>Monday, January 5, 2026, 12:05 AM (UTC)</timestamp>") == "2026-01-05T00:05:00Z"
+    assert prompt_timestamp("<timestamp>Monday, Jan 5, 2026, 12:05 PM (UTC+0)</timestamp>") == "2026-01-05T12:05:00Z"
+    assert prompt_timestamp("<timestamp>sometime last week</timestamp>") is None
+    assert prompt_timestamp("<timestamp>Friday, Feb 30, 2026, 1:00 PM (UTC+1)</timestamp>") is None
+    assert prompt_timestamp("no tag at all") is None
+
+
+def test_a_prompt_without_a_query_tag_loses_only_cursors_timestamp():
+    from wwt.parsers.cursor import user_query_text
+
+    assert user_query_text("<timestamp>Friday, Sep 4, 2026, 10:37 AM (UTC+5:30)</timestamp>\nship it") == "ship it"
+    pasted = "why does this fail?\n<event><timestamp>2026-09-04</timestamp></event>"  # the user's own XML stays
+    assert user_query_text(pasted) == pasted

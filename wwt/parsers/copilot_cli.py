@@ -61,6 +61,9 @@ LIFECYCLE_EVENTS = frozenset({"assistant.turn_start", "assistant.turn_end", "ses
 # ``user.message`` ``source`` values the CLI writes for text nobody typed (typed messages carry none): an empty
 # steering message, an AGENTS.md it found below the folder (wrapped in <system_reminder>), autopilot's prompts.
 INJECTED_SOURCES = frozenset({"system", "instruction-discovery", "autopilot"})
+# Event families whose other kinds hold no conversation (``model.turn_started``, ``model.model_call_started`` once
+# per model turn and call in 1.0.9x logs): skipped without counting them as unknown.
+SILENT_FAMILIES = ("session.", "assistant.", "hook.", "subagent.", "model.")
 NAME_LOOKBACK = 64  # lines re-read on resume to name the tools whose results are appended
 _SUMMARY_RE = re.compile(r"^summary:[ \t]*(.*)$", re.MULTILINE)
 _NAME_RE = re.compile(r"^name:[ \t]*(.*)$", re.MULTILINE)
@@ -211,7 +214,7 @@ def _parse_events(path: Path, report: ParseReport, start_offset: int) -> Iterato
                 session.git_branch = data["branch"].strip()
         elif etype in ("user.message", "assistant.message", "assistant.reasoning", "tool.execution_complete"):
             _add_event(session, etype, eid, data, ts, parent, names, report)
-        elif etype not in IGNORED_EVENTS and not etype.startswith(("session.", "assistant.", "hook.", "subagent.")):
+        elif etype not in IGNORED_EVENTS and not etype.startswith(SILENT_FAMILIES):
             report.unknown_records += 1
     session.title, session.title_is_first_prompt = _read_title(path.parent) if path.name == "events.jsonl" else (None, False)
     _settle_times(session)

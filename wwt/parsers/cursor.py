@@ -2,9 +2,12 @@
 editor's chats in its global ``state.vscdb`` (table ``cursorDiskKV``). Formats in docs/formats-notes.md.
 
 Decisions:
-* Transcript lines are ``{role, message: {content: [blocks]}}`` with no time: the session takes the file's
-  times (modification = last activity), messages carry none. The typed prompt is the ``<user_query>`` part of
-  a user message; what Cursor wraps around it (open files, rules, reminders) is not the user's words. Appended
+* Transcript lines are ``{role, message: {content: [blocks]}}`` with no time field: the session takes the file's
+  times (modification = last activity), except that a prompt preceded by Cursor's ``<timestamp>`` carries that
+  time and the session starts at the first one. The typed prompt is the ``<user_query>`` part of a user message;
+  what Cursor wraps around it (open files, rules, reminders, a finished task's ``<system_notification>``) is not
+  the user's words, nor is the fixed prompt it writes after such a notice (``wwt.parsers.noise``). An answer's
+  ``[REDACTED]`` (hidden reasoning) is not its words; a ``turn_ended`` line marks a turn's end. Appended
   lines are read from the last offset (message ids are byte offsets). A subagent's transcript
   (``<parent id>/subagents/<id>.jsonl``) is its own session under that parent. A copied transcript is
   recognised outside ``agent-transcripts`` by its lines: exactly ``{role, message: {content: [typed blocks]}}``.
@@ -66,6 +69,17 @@ _UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 _QUERY_OPEN, _QUERY_CLOSE = "<user_query>", "</user_query>"
 _USER_INFO_RE = re.compile(r"<user_info>.*?</user_info>", re.DOTALL)
 _WORKSPACE_LINE_RE = re.compile(r"^Workspace Path:[ \t]*(/.*?)[ \t]*$", re.MULTILINE)
+# What Cursor puts before a prompt: "<timestamp>Friday, Sep 4, 2026, 10:37 AM (UTC+5:30)</timestamp>".
+_STAMP_RE = re.compile(
+    r"<timestamp>\s*(?:[A-Za-z]+,\s*)?(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2}),\s*(?P<year>\d{4}),?\s+"
+    r"(?P<hour>\d{1,2}):(?P<minute>\d{2})\s*(?P<half>[AaPp][Mm])\s*"
+    r"\(UTC(?:(?P<sign>[+-])(?P<oh>\d{1,2})(?::?(?P<om>\d{2}))?)?\)\s*</timestamp>"
+)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# Where hidden reasoning was, Cursor writes this in the answer: a text block of its own, or after the words.
+_HIDDEN = "[REDACTED]"
+_TRAILING_HIDDEN_RE = re.compile(r"(?:\A|\n)[ \t]*\[REDACTED\][ \t]*\Z")
+_MARKER_LINES = frozenset({"turn_ended"})  # ``{"type": "turn_ended", "status": …}``: a turn's end, no words
 
 
 class CursorParser:
@@ -190,12 +204,13 @@ def _project_of(path: Path) -> str | None:
 
 def user_query_text(text: str) -> str | None:
     """What the user typed: the ``<user_query>`` parts when present (the rest is context Cursor adds); else the
-    text without the ``<user_info>`` block (OS, shell, workspace path) Cursor puts before it."""
+    text without the ``<user_info>`` block (OS, shell, workspace path) and the ``<timestamp>`` Cursor puts
+    before it."""
     queries = _user_queries(text)
     if queries:
         text = "\n\n".join(q for q in queries if q.strip())
     else:
-        text = _USER_INFO_RE.sub("", text)
+        text = _STAMP_RE.sub("", _USER_INFO_RE.sub("", text))
     return clean_user_text(text)
 
 
@@ -214,6 +229,32 @@ def _user_queries(text: str) -> list[str]:
     return out
 
 
+def prompt_timestamp(text: str) -> str | None:
+    """The UTC time of the ``<timestamp>`` Cursor writes before a prompt (a weekday, an English month name, a
+    12-hour clock, the machine's UTC offset); None without one or for a date that does not exist."""
+    match = _STAMP_RE.search(text) if "<timestamp>" in text else None
+    if match is None:
+        return None
+    month = match["month"][:3].lower()
+    hour = int(match["hour"])
+    if month not in _MONTHS or not 1 <= hour <= 12 or int(match["minute"]) > 59:
+        return None
+    hour = hour % 12 + (12 if match["half"].lower() == "pm" else 0)
+    offset = "+00:00"
+    if match["sign"]:
+        offset = f"{match['sign']}{int(match['oh']):02d}:{int(match['om'] or 0):02d}"
+    return iso_timestamp(f"{int(match['year']):04d}-{_MONTHS.index(month) + 1:02d}-{int(match['day']):02d}"
+                         f"T{hour:02d}:{match['minute']}:00{offset}")
+
+
+def answer_text(text: str) -> str:
+    """An assistant text block without Cursor's hidden-reasoning placeholder ("" when it is nothing else)."""
+    text = text.strip()
+    if _HIDDEN in text:
+        text = _TRAILING_HIDDEN_RE.sub("", text).strip()
+    return text
+
+
 def _parent_of(path: Path) -> str | None:
     """A subagent's transcript sits in ``agent-transcripts/<parent id>/subagents/`` (ids are UUIDs)."""
     if path.parent.name != "subagents" or not _UUID_RE.fullmatch(path.parent.parent.name):
@@ -230,7 +271,8 @@ def _parse_transcript(path: Path, report: ParseReport, start_offset: int) -> Ite
         role = obj.get("role")
         message = obj.get("message")
         if role not in ("user", "assistant") or not isinstance(message, dict):
-            report.unknown_records += 1
+            if obj.get("type") not in _MARKER_LINES:
+                report.unknown_records += 1
             continue
         content = message.get("content")
         if not isinstance(content, (list, str)):
@@ -242,6 +284,10 @@ def _parse_transcript(path: Path, report: ParseReport, start_offset: int) -> Ite
             session.messages.extend(_user_blocks(mid, blocks, report))
         else:
             session.messages.extend(_assistant_blocks(mid, blocks))
+    stamps = sorted(m.timestamp for m in session.messages if m.timestamp)
+    if stamps:  # the prompts' own times: the session began with the first, and lasted at least to the last
+        session.started_at = stamps[0]
+        session.ended_at = max(stamps[-1], session.ended_at or stamps[-1])
     if session.messages:
         yield session
 
@@ -262,11 +308,12 @@ def _user_blocks(mid: str, blocks: list[Any], report: ParseReport) -> list[Messa
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
     if texts:
-        cleaned = user_query_text("\n\n".join(texts))
+        joined = "\n\n".join(texts)
+        cleaned = user_query_text(joined)
         if cleaned is None:
             report.skipped_messages += 1
         else:
-            out.insert(0, Message(mid, "user", "text", nfc(cleaned)))
+            out.insert(0, Message(mid, "user", "text", nfc(cleaned), prompt_timestamp(joined)))
     return out
 
 
@@ -276,8 +323,8 @@ def _assistant_blocks(mid: str, blocks: list[Any]) -> list[Message]:
         if not isinstance(block, dict):
             continue
         btype = block.get("type")
-        if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
-            out.append(Message(f"{mid}#{index}", "assistant", "text", nfc(block["text"].strip())))
+        if btype == "text" and isinstance(block.get("text"), str) and answer_text(block["text"]):
+            out.append(Message(f"{mid}#{index}", "assistant", "text", nfc(answer_text(block["text"]))))
         elif btype == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"].strip():
             out.append(Message(f"{mid}#{index}", "assistant", "thinking", nfc(block["thinking"].strip())))
         elif btype in CALL_BLOCKS:

@@ -57,6 +57,11 @@ TAG_RULES: tuple[TagRule, ...] = (
     # Copilot CLI's spelling: an AGENTS.md it discovered, or a reminder it appends to the model-bound turn.
     TagRule("system_reminder", "copilot", "<system_reminder>\nCustom instructions from AGENTS.md\n</system_reminder>",
             None),
+    # Cursor's notice that a background task finished (the prompt it writes after it is WHOLE_MESSAGE_RULES'
+    # cursor-task-followup; the <timestamp> before a prompt is read, and cut, by wwt.parsers.cursor).
+    TagRule("system_notification", "cursor",
+            "<system_notification>\nThe following task has finished.\n<task>\nstatus: success\n</task>\n"
+            "</system_notification>", None),
     TagRule("environment_context", "codex", "<environment_context><cwd>/r</cwd></environment_context>", None),
     TagRule("user_instructions", "codex", "<user_instructions>be terse</user_instructions>", None),
     TagRule("turn_aborted", "codex", "<turn_aborted>interrupted</turn_aborted>", None),
@@ -125,6 +130,14 @@ PATTERN_RULES: tuple[PatternRule, ...] = (
 
 WHOLE_MESSAGE_RULES: tuple[PatternRule, ...] = (
     PatternRule("gemini-continue", r"System: Please continue\.", "System: Please continue.", None),
+    PatternRule(
+        "cursor-task-followup",  # what Cursor asks, as the user, once a background task has finished
+        r"Briefly inform the user about the task result and perform any follow-up actions \(if needed\)\."
+        r"(?:\s*If there['’]s no follow-ups needed, don['’]t explicitly say that\.)?",
+        "Briefly inform the user about the task result and perform any follow-up actions (if needed). If there's "
+        "no follow-ups needed, don't explicitly say that.",
+        None,
+    ),
 )
 
 _TAG_RE = re.compile(
