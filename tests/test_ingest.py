@@ -586,3 +586,49 @@ def test_changed_sources_lists_only_new_or_changed_files_of_agents_without_hooks
     while not store.parked_paths():  # the worker fails on it until it gives up
         store.finish_queue([item.id for item in store.claim_queue()], "boom")
     assert ingest_mod.changed_sources(store) == []
+
+
+def test_files_an_older_parser_read_are_read_again_once_when_it_improves(env, monkeypatch):
+    """A parser fix reaches what is already archived: an archive whose Cursor transcripts were read by the parser
+    before revision 2 (which kept Cursor's ``[REDACTED]`` placeholders as answers) reads them whole again on the
+    next ingest, though the files did not change, and the placeholders leave the archive; once only."""
+    import wwt.parsers.cursor as cursor_parser
+
+    sid = "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+    path = env.logs / ".cursor" / "projects" / "srv-ledger" / "agent-transcripts" / sid / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [
+        {"role": "user", "message": {"content": [{"type": "text", "text": "<user_query>\nwhy do ledger totals "
+                                                                             "drift by a cent\n</user_query>"}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "Rounding per line.\n\n[REDACTED]"}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "[REDACTED]"}, {
+            "type": "tool_use", "name": "Read", "input": {"path": "/srv/ledger/totals.py"}}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "Totals now round once, at the end."}]}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    improved, revision = cursor_parser.answer_text, wwt.parsers.PARSE_REVISIONS["cursor"]
+    monkeypatch.setattr(cursor_parser, "answer_text", lambda text: text.strip())  # as revision 1 read answers
+    monkeypatch.setitem(wwt.parsers.PARSE_REVISIONS, "cursor", 1)
+    env.ingest()
+    store, _ = env.open()
+
+    def answers() -> list[str]:
+        return [r[0] for r in store.conn.execute("SELECT text FROM messages WHERE role='assistant' AND kind='text'")]
+
+    assert answers() == ["Rounding per line.\n\n[REDACTED]", "[REDACTED]", "Totals now round once, at the end."]
+
+    monkeypatch.setattr(cursor_parser, "answer_text", improved)
+    monkeypatch.setitem(wwt.parsers.PARSE_REVISIONS, "cursor", revision)
+    summary, _ = env.ingest()
+    assert answers() == ["Rounding per line.", "Totals now round once, at the end."]
+    assert summary.files_parsed == 1 and any("read again" in note for note in summary.notes)
+    assert not any("[REDACTED]" in text for (text,) in store.conn.execute("SELECT lexical_text FROM chunks"))
+    again, _ = env.ingest()
+    assert again.files_parsed == 0 and again.files_skipped == 1
+
+
+def test_which_platforms_an_archive_reads_again():
+    assert ingest_mod.parsers_changed({}, {"cursor": 2, "claude-code": 1}) == ["cursor"]  # never recorded: 1
+    assert ingest_mod.parsers_changed({"cursor": 2, "claude-code": 1}, {"cursor": 2, "claude-code": 1}) == []
+    assert ingest_mod.parsers_changed({"cursor": 3}, {"cursor": 2}) == []  # read by a newer wwt: not again
+    assert ingest_mod.parsers_changed({"cursor": "2", "aider": True}, {"cursor": 2, "aider": 2}) == ["aider", "cursor"]

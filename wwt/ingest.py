@@ -31,6 +31,7 @@ re-parsed and diffed by message id. A file that disappeared is only marked missi
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -213,6 +214,41 @@ def iter_log_files(
     known = _unchanged_platforms(store) if store is not None else None
     for path, found in parsers.discover(roots, unrecognised, known):
         yield Path(path), found
+
+
+PARSE_REVISIONS_KEY = "parse_revisions"
+
+
+def parsers_changed(recorded: dict[str, Any], current: dict[str, int]) -> list[str]:
+    """Platforms whose parser is newer than the one that read this archive's files (an archive that recorded no
+    revision for a platform was read by its revision 1)."""
+    def revision(value: Any) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+    return sorted(p for p, rev in current.items() if revision(recorded.get(p, 1)) < rev)
+
+
+def read_again_after_parser_changes(store: Store, summary: IngestSummary | None = None) -> list[str]:
+    """When a platform's parser changed what it makes of a file since this archive read its files
+    (``wwt.parsers.PARSE_REVISIONS``), mark those files to be parsed whole again by the next ingest that meets
+    them (``Store.read_again``), and record the revisions, in one transaction. Returns the platforms."""
+    from wwt import parsers
+
+    try:
+        recorded = json.loads(store.get_meta(PARSE_REVISIONS_KEY) or "{}")
+    except ValueError:
+        recorded = {}
+    if not isinstance(recorded, dict):
+        recorded = {}
+    current = parsers.parse_revisions()
+    changed = parsers_changed(recorded, current)
+    if not changed and recorded == current:
+        return []
+    files = store.read_again(changed, PARSE_REVISIONS_KEY, json.dumps(current, sort_keys=True))
+    if files and summary is not None:
+        summary.note(f"{files} file(s) of {', '.join(changed)} are read again: wwt now reads them better than "
+                     "when they were archived")
+    return changed
 
 
 def changed_sources(store: Store, platforms: Iterable[str] = SCANNED_PLATFORMS) -> list[tuple[Path, str]]:
@@ -509,6 +545,7 @@ def ingest(
         mended = [r for r in repairs if r is not None and r.changed]  # a new archive's first indexes: none
         if mended:
             run.summary.index_repair = asdict(mended[-1])
+        read_again_after_parser_changes(store, run.summary)
         passed_over: list[Path] = []
         files = list(iter_log_files(paths, passed_over if paths is not None else None, store))
         run.summary.files_seen = len(files)

@@ -43,6 +43,14 @@ PARSERS: list[SessionParser] = [
     GooseParser(),
 ]
 
+# A platform's parser revision, raised when the same file now gives different messages (injected text no longer
+# taken for the user's words, a placeholder dropped…): an archive read by an earlier revision reads that platform's
+# files again, once (``wwt.ingest``). A platform not listed is at revision 1.
+PARSE_REVISIONS: dict[str, int] = {
+    "copilot-cli": 2,  # 2026-12-06: AGENTS.md the CLI discovered is not a prompt; the branch follows checkouts
+    "cursor": 2,  # 2026-12-06: [REDACTED] is not an answer, a finished task's prompt is not the user's; <timestamp>
+}
+
 NO_MESSAGES = "no conversation messages"
 NOT_RECOGNISED = "not a recognised agent log"
 
@@ -54,6 +62,11 @@ CANDIDATE_NAMES = frozenset({"opencode.db", ".aider.chat.history.md", "state.vsc
 _SKIP_SUFFIXES = (".meta.json",)
 # Plain-text logs opened only inside their agent's folder (Cursor's older ``agent-transcripts/<id>.txt``).
 _TEXT_FOLDERS = {".txt": "agent-transcripts"}
+
+
+def parse_revisions() -> dict[str, int]:
+    """Every platform's parser revision (``PARSE_REVISIONS``, 1 when not listed)."""
+    return {parser.platform: PARSE_REVISIONS.get(parser.platform, 1) for parser in PARSERS}
 
 
 def parser_for(path: Path | str) -> SessionParser | None:

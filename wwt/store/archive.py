@@ -32,6 +32,19 @@ class ArchiveWrites:
     def all_files(self) -> list[FileRow]:
         return [_file_row(r) for r in self.conn.execute("SELECT * FROM files ORDER BY path")]
 
+    def read_again(self, platforms: Sequence[str], revisions_key: str, revisions: str) -> int:
+        """Forget how far these platforms' present files were read, so the next ingest that meets each parses it
+        whole and diffs it by message id (as for a rewritten file; their messages stay until then), and record
+        ``revisions`` (the parsers' now) under ``revisions_key`` — one transaction. Returns how many files."""
+        marks = ",".join("?" * len(platforms))
+        with self.transaction():
+            files = self.conn.execute(
+                "UPDATE files SET mtime_ns=-1, consumed_offset=0, content_hash=NULL"
+                f" WHERE missing=0 AND platform IN ({marks})", list(platforms),
+            ).rowcount if platforms else 0
+            self._set_meta(revisions_key, revisions)
+        return files
+
     def upsert_file(
         self, path: str, platform: str | None, size: int, mtime_ns: int, consumed_offset: int,
         content_hash: str | None,
