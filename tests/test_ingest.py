@@ -598,16 +598,19 @@ def test_files_an_older_parser_read_are_read_again_once_when_it_improves(env, mo
     path = env.logs / ".cursor" / "projects" / "srv-ledger" / "agent-transcripts" / sid / f"{sid}.jsonl"
     path.parent.mkdir(parents=True)
     lines = [
-        {"role": "user", "message": {"content": [{"type": "text", "text": "<user_query>\nwhy do ledger totals "
-                                                                             "drift by a cent\n</user_query>"}]}},
+        {"role": "user", "message": {"content": [{"type": "text", "text": "<timestamp>Monday, Nov 30, 2026, 9:05 AM "
+                                                                             "(UTC+9)</timestamp>\n<user_query>\nwhy do "
+                                                                             "ledger totals drift by a cent\n</user_query>"}]}},
         {"role": "assistant", "message": {"content": [{"type": "text", "text": "Rounding per line.\n\n[REDACTED]"}]}},
         {"role": "assistant", "message": {"content": [{"type": "text", "text": "[REDACTED]"}, {
             "type": "tool_use", "name": "Read", "input": {"path": "/srv/ledger/totals.py"}}]}},
         {"role": "assistant", "message": {"content": [{"type": "text", "text": "Totals now round once, at the end."}]}},
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    improved, revision = cursor_parser.answer_text, wwt.parsers.PARSE_REVISIONS["cursor"]
+    improved, dated, revision = (cursor_parser.answer_text, cursor_parser.prompt_timestamp,
+                                 wwt.parsers.PARSE_REVISIONS["cursor"])
     monkeypatch.setattr(cursor_parser, "answer_text", lambda text: text.strip())  # as revision 1 read answers
+    monkeypatch.setattr(cursor_parser, "prompt_timestamp", lambda text: None)  # … and prompts' times
     monkeypatch.setitem(wwt.parsers.PARSE_REVISIONS, "cursor", 1)
     env.ingest()
     store, _ = env.open()
@@ -617,10 +620,16 @@ def test_files_an_older_parser_read_are_read_again_once_when_it_improves(env, mo
 
     assert answers() == ["Rounding per line.\n\n[REDACTED]", "[REDACTED]", "Totals now round once, at the end."]
 
+    def prompt_time() -> str | None:
+        return store.conn.execute("SELECT timestamp FROM messages WHERE role='user' AND kind='text'").fetchone()[0]
+
+    assert prompt_time() is None
     monkeypatch.setattr(cursor_parser, "answer_text", improved)
+    monkeypatch.setattr(cursor_parser, "prompt_timestamp", dated)
     monkeypatch.setitem(wwt.parsers.PARSE_REVISIONS, "cursor", revision)
     summary, _ = env.ingest()
     assert answers() == ["Rounding per line.", "Totals now round once, at the end."]
+    assert prompt_time() == "2026-11-30T00:05:00Z"  # the same message, its time now read too
     assert summary.files_parsed == 1 and any("read again" in note for note in summary.notes)
     assert not any("[REDACTED]" in text for (text,) in store.conn.execute("SELECT lexical_text FROM chunks"))
     again, _ = env.ingest()

@@ -786,3 +786,14 @@ def test_response_item_without_type_keeps_its_text(tmp_path: Path) -> None:
     ])
     session, report = only(legacy)
     assert user_texts(session) == ["bump the base image"] and report.unknown_records == 0
+
+
+def test_a_patch_codex_could_not_apply_is_a_failed_result():
+    """Codex answers a patch it cannot apply with ``apply_patch verification failed: …`` (a genuine 0.153 rollout,
+    Nandani2024-tech/Btw_Codex ``1/full.jsonl``, 52e03ba0; other public readers treat it as a failure too)."""
+    from wwt.parsers.codex_cli import codex_output_text
+
+    assert codex_output_text("apply_patch verification failed: invalid patch: multiple operations target "
+                             "/srv/app/cache.py")[1] is True
+    assert codex_output_text("Success. Updated the following files:\nM /srv/app/cache.py\n")[1] is False
+    assert codex_output_text("the notes say apply_patch verification failed once")[1] is False  # a mention

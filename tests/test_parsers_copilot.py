@@ -335,3 +335,18 @@ def test_the_branch_a_session_moved_to_is_its_branch(tmp_path):
     (session,), _ = parse(path)
     assert session.git_branch == "fix/timer-flake"
     assert session.cwd == "/home/mina/src/kettle" and session.project == "kettle"
+
+
+def test_a_shell_command_that_exited_non_zero_is_a_failed_result(tmp_path):
+    """Copilot CLI 1.0.9x reports a shell command that exited 1 with ``success: true`` and
+    ``shellExecution.exitCode: 1`` (a genuine 1.0.91 log, dev-mskhan/test-copilot ``0/full.jsonl``, 1239443f)."""
+    events = _genuine_shaped_events()
+    done = events[-1]
+    done["data"] = {"toolCallId": "toolu_q1", "success": True, "shellExecution": {"exitCode": 1},
+                    "result": {"content": "grep: tide/: No such file or directory\n<shellId: 3 completed with exit code 1>"}}
+    ok = {**done, "id": "s-6", "data": {**done["data"], "shellExecution": {"exitCode": 0}}}
+    path = write_jsonl(tmp_path / "session-state" / "2b7c9e40-5d1a-4f3b-9c8e-7a6b5c4d3e2f" / "events.jsonl",
+                       [*events, ok])
+    (session,), _ = parse(path)
+    failed, passed = [m for m in session.messages if m.kind == "tool_result"]
+    assert FLAG_ERROR in failed.flags and FLAG_ERROR not in passed.flags

@@ -63,6 +63,8 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 PAIR_WINDOW = 12  # lines within which a response_item and its event_msg copy are paired
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _EXIT_TEXT = re.compile(r"(?:Process exited with code|Exit code:?)\s*(-?\d+)", re.IGNORECASE)
+# What Codex answers a patch it could not apply (its apply_patch tool: stale context, a malformed hunk…).
+_PATCH_FAILED = "apply_patch verification failed"
 
 _ENVIRONMENT_CWD = re.compile(r"<environment_context>.*?<cwd>([^<\n]{1,4096})</cwd>", re.DOTALL)
 ENVELOPE_TYPES = frozenset(
@@ -434,7 +436,8 @@ class _Pairer:
 
 def codex_output_text(output: Any) -> tuple[str, bool]:
     """A function/custom tool output → (text, failed). Handles the JSON-string ``{output, metadata.exit_code}``
-    form, ``Process exited with code N`` text, content-item lists and ``{content, success: false}``."""
+    form, ``Process exited with code N`` text, content-item lists, ``{content, success: false}`` and a patch
+    Codex could not apply."""
     failed = False
     if isinstance(output, str):
         text = output
@@ -460,7 +463,7 @@ def codex_output_text(output: Any) -> tuple[str, bool]:
     else:
         text = flatten_text(output)
     exit_match = _EXIT_TEXT.search(text[:500])
-    if exit_match and exit_match.group(1) != "0":
+    if (exit_match and exit_match.group(1) != "0") or text.lstrip().startswith(_PATCH_FAILED):
         failed = True
     return text, failed
 

@@ -316,7 +316,10 @@ def _tool_result(eid: str, data: dict[str, Any], ts: str | None, parent: str | N
         text = result if isinstance(result, str) else ""
     if not text and error:
         text = error.get("message", "") if isinstance(error, dict) else str(error)
-    failed = data.get("success") is False or bool(error)
+    shell = data.get("shellExecution") if isinstance(data.get("shellExecution"), dict) else {}
+    code = shell.get("exitCode")
+    # A shell command that exited non-zero is reported with ``success: true`` (1.0.9x): its exit code says it failed.
+    failed = data.get("success") is False or bool(error) or (isinstance(code, int) and code != 0)
     name = data.get("toolName") if isinstance(data.get("toolName"), str) else names.get(str(data.get("toolCallId")))
     return Message(f"{eid}#result", "user", "tool_result", nfc(bound_text(str(text or ""))), ts, tool_name=name,
                    parent_id=parent, flags=frozenset({FLAG_ERROR}) if failed else frozenset())

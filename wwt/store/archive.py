@@ -18,6 +18,17 @@ from wwt.store.rows import (
     time_key_sql,
 )
 
+# What a full parse compares with what is stored (a message whose text, time, role, kind, tool or flags the log now
+# gives differently is rewritten in place).
+_MESSAGE_ROWS = ("SELECT id, native_id, seq, text, role, kind, timestamp, tool_name, flags FROM messages"
+                 " WHERE session_id=? ORDER BY seq")
+
+
+def stored_differently(row: sqlite3.Row, message: Message) -> bool:
+    """Whether ``message``, parsed whole again, says something its stored ``row`` does not."""
+    return (row["text"], row["role"], row["kind"], row["timestamp"], row["tool_name"], row["flags"] or "") != (
+        message.text, message.role, message.kind, message.timestamp, message.tool_name, _flags_text(message.flags))
+
 
 class ArchiveWrites:
     conn: sqlite3.Connection
@@ -128,7 +139,7 @@ class ArchiveWrites:
         ``full`` parses also drop this file's claim on messages it no longer contains (a rewind); a message
         no file claims any more is deleted. A file that disappears is never parsed, so it drops nothing."""
         rows = self.conn.execute(
-            "SELECT id, native_id, seq, text FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
+            _MESSAGE_ROWS, (session_id,)
         ).fetchall()
         by_nid = {r["native_id"]: r for r in rows}
         removed = 0
@@ -160,7 +171,7 @@ class ArchiveWrites:
                         self.conn.execute("DELETE FROM messages WHERE id=?", (mid,))
                         removed += 1
                 rows = self.conn.execute(
-                    "SELECT id, native_id, seq, text FROM messages WHERE session_id=? ORDER BY seq", (session_id,)
+                    _MESSAGE_ROWS, (session_id,)
                 ).fetchall()
                 by_nid = {r["native_id"]: r for r in rows}
         order = merge_order([r["native_id"] for r in rows], parsed_ids, incremental=not full)
@@ -188,7 +199,7 @@ class ArchiveWrites:
                 added += 1
             else:
                 mid = existing["id"]
-                if full and existing["text"] != m.text:
+                if full and stored_differently(existing, m):
                     self.conn.execute(
                         "UPDATE messages SET role=?, kind=?, text=?, timestamp=?, tool_name=?, flags=? WHERE id=?",
                         (m.role, m.kind, m.text, m.timestamp, m.tool_name, _flags_text(m.flags), mid),
