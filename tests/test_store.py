@@ -169,6 +169,20 @@ def test_the_same_session_from_two_files_merges_by_message_id(home):
         assert [(m.native_id, m.seq) for m in rows] == [("1", 0), ("2", 1), ("3", 2)]
 
 
+def test_a_second_file_that_continues_a_session_comes_after_it_whichever_is_read_first(home):
+    """Gemini CLI writes a resumed conversation to a new ``session-*.json`` under the same ``sessionId`` (genuine
+    pair: mischa-thisness/M-Gemini ``chat_logs/session-2026-01-10T01-38-…`` and ``…T01-46-…``, d0521628): the
+    archive holds one session whose messages run in time order, whichever file is archived first."""
+    early = [msg("e1", ts="2026-01-10T01:38:51Z"), msg("e2", role="assistant", ts="2026-01-10T01:40:02Z")]
+    late = [msg("l1", ts="2026-01-10T01:50:02Z"), msg("l2", role="assistant", ts="2026-01-10T01:55:10Z")]
+    for first, second in (((early, "/chats/a.json"), (late, "/chats/b.json")),
+                          ((late, "/chats/b.json"), (early, "/chats/a.json"))):
+        with Store.open(home / f"{first[1][-6]}.sqlite3") as store:
+            for messages, path in (first, second):
+                add_session(store, Session("1deca764", "gemini-cli", path, messages=messages), path=path)
+            assert [m.native_id for m in store.get_messages("1deca764")] == ["e1", "e2", "l1", "l2"]
+
+
 def test_a_rewind_drops_messages_only_that_file_had(home):
     with Store.open() as store:
         add_session(store, Session("s1", "gemini-cli", "/a.json", messages=[msg("1"), msg("2"), msg("3")]))

@@ -83,6 +83,8 @@ META_TYPES = frozenset(
         "pr-link",
         "agent-name",
         "content-replacement",
+        "atis-latch",  # 2.1.2xx session bookkeeping: no conversation
+        "bridge-session",
     }
 )
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -724,13 +726,15 @@ def _build_session(state: _State, start_offset: int) -> Session | None:
     typed = {m.text for m in kept if m.role == "user" and m.kind == "text" and not weak(m)}
     final = [m for m in kept if not weak(m) or m.text not in typed]
     session_id, parent_id = _session_id(state)
-    title = state.custom_title or state.ai_title or state.summary_title or state.last_prompt
+    title = state.custom_title or state.ai_title or state.summary_title
     if title is None and state.is_subagent:
         title = _subagent_title(state.path)
     from_prompt = False
     if title is None:
-        first_prompt = next((m.text for m in final if m.role == "user" and m.kind == "text"), None)
-        if first_prompt:
+        # The first prompt names a session (as Claude Code's own list falls back to it); the ``last-prompt`` line
+        # only for an appended part holding no prompt — as a prompt, so it never replaces a stored title.
+        first_prompt = next((m.text for m in final if m.role == "user" and m.kind == "text"), None) or state.last_prompt
+        if first_prompt and first_prompt.strip():
             title, from_prompt = first_prompt.strip().splitlines()[0], True  # cut after redaction (parse_file)
     if not final and not (start_offset > 0 and title):
         return None

@@ -57,6 +57,9 @@ def _block_text(block: dict[str, Any]) -> str:
     if ctype is None or ctype in _TEXT_BLOCK_TYPES:
         text = block.get("text")
         return text if isinstance(text, str) else ""
+    if ctype == "tool_reference":  # Claude Code's ToolSearch result: the tools it found, by name
+        name = block.get("tool_name")
+        return name if isinstance(name, str) else ""
     return ""
 
 

@@ -30,6 +30,19 @@ def stored_differently(row: sqlite3.Row, message: Message) -> bool:
         message.text, message.role, message.kind, message.timestamp, message.tool_name, _flags_text(message.flags))
 
 
+def follows_in_time(rows: Sequence[sqlite3.Row], messages: Sequence[Message], by_nid: dict) -> bool:
+    """Whether a whole parse that shares no message with what is stored is a later part of the conversation (every
+    new message dated no earlier than every stored one): another file continuing the session, e.g. Gemini CLI's
+    next ``session-*.json`` of a resumed chat. Such a part goes after the stored messages, not before them."""
+    if not rows or any(m.native_id in by_nid for m in messages):
+        return False
+    stored = [r["timestamp"] for r in rows]
+    parsed = [m.timestamp for m in messages]
+    if not all(stored) or not all(parsed) or not parsed:
+        return False
+    return min(parsed) >= max(stored)
+
+
 class ArchiveWrites:
     conn: sqlite3.Connection
     path: Path
@@ -174,7 +187,8 @@ class ArchiveWrites:
                     _MESSAGE_ROWS, (session_id,)
                 ).fetchall()
                 by_nid = {r["native_id"]: r for r in rows}
-        order = merge_order([r["native_id"] for r in rows], parsed_ids, incremental=not full)
+        continues = full and follows_in_time(rows, messages, by_nid)
+        order = merge_order([r["native_id"] for r in rows], parsed_ids, incremental=not full or continues)
         new_seq = {nid: i for i, nid in enumerate(order)}
         # Shift existing rows whose position changed (rare: only when something is inserted mid-session).
         moved = [(new_seq[r["native_id"]], r["id"]) for r in rows if new_seq[r["native_id"]] != r["seq"]]
