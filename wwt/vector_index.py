@@ -189,12 +189,14 @@ class VectorIndex:
         if is_new.any():
             self._index.add_items(vectors[is_new], labels[is_new], replace_deleted=True)
         self._alive.update(int(label) for label in labels)
-        for language, rows in list(self._rows.items()):
-            rows.drop(labels)
-            mine = np.asarray([(int(label) in self._korean) == language for label in labels], dtype=bool)
-            rows.put(labels[mine], vectors[mine])
-            if len(rows) > LANGUAGE_ROWS_MAX:
-                del self._rows[language]
+        if self._rows:  # each label's language once, for both languages' rows
+            is_korean = np.asarray([int(label) in self._korean for label in labels], dtype=bool)
+            for language, rows in list(self._rows.items()):
+                rows.drop(labels)
+                mine = is_korean == language
+                rows.put(labels[mine], vectors[mine])
+                if len(rows) > LANGUAGE_ROWS_MAX:
+                    del self._rows[language]
 
     def delete(self, ids: Iterable[int]) -> int:
         """Mark ids deleted (their slots are reused by later adds). Returns how many were present."""

@@ -323,8 +323,8 @@ def _assistant_blocks(mid: str, blocks: list[Any]) -> list[Message]:
         if not isinstance(block, dict):
             continue
         btype = block.get("type")
-        if btype == "text" and isinstance(block.get("text"), str) and answer_text(block["text"]):
-            out.append(Message(f"{mid}#{index}", "assistant", "text", nfc(answer_text(block["text"]))))
+        if btype == "text" and isinstance(block.get("text"), str) and (answer := answer_text(block["text"])):
+            out.append(Message(f"{mid}#{index}", "assistant", "text", nfc(answer)))
         elif btype == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"].strip():
             out.append(Message(f"{mid}#{index}", "assistant", "thinking", nfc(block["thinking"].strip())))
         elif btype in CALL_BLOCKS:
